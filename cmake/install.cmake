@@ -1,0 +1,29 @@
+# Installation: library (shared and static), headers, tools, pkg-config and CMake package files.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS gshmem gshmem_static EXPORT gshmemTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/gshmem.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/gshmem DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+foreach(tool gshmemrun gshmem-info)
+  if(TARGET ${tool})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
+
+install(EXPORT gshmemTargets NAMESPACE gshmem:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gshmem)
+configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/gshmemConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/gshmemConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gshmem)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/gshmemConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/gshmemConfig.cmake ${CMAKE_BINARY_DIR}/gshmemConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gshmem)
+
+set(GSHMEM_PC_LIBS_PRIVATE "-lpthread -ldl -lrt")
+if(GSHMEM_HAVE_CUDA)
+  string(PREPEND GSHMEM_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static ")
+endif()
+configure_file(${CMAKE_SOURCE_DIR}/cmake/gshmem.pc.in ${CMAKE_BINARY_DIR}/gshmem.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/gshmem.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

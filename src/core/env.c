@@ -1,0 +1,147 @@
+/* GSHMEM_* variables: the only place that reads the environment. */
+#include "core/env.h"
+
+#include <gshmem/status.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct gshmemi_env_row env_rows[] = {
+#define GSHMEMI_ENV_ROW(NAME, TYPE, field, def, accepted, help) {"GSHMEM_" #NAME, #TYPE, def, accepted, help},
+    GSHMEMI_ENV_TABLE(GSHMEMI_ENV_ROW)
+#undef GSHMEMI_ENV_ROW
+};
+
+const char *gshmemi_env_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+size_t gshmemi_env_row_count(void)
+{
+    return sizeof(env_rows) / sizeof(env_rows[0]);
+}
+
+const struct gshmemi_env_row *gshmemi_env_row(size_t i)
+{
+    return i < gshmemi_env_row_count() ? &env_rows[i] : NULL;
+}
+
+const char *gshmemi_env_raw(size_t i)
+{
+    return i < gshmemi_env_row_count() ? getenv(env_rows[i].name) : NULL;
+}
+
+int gshmemi_env_parse_size(const char *text, size_t *out)
+{
+    const char *p = text;
+    while (isspace((unsigned char)*p)) p++;
+    if (!isdigit((unsigned char)*p)) return GSHMEMX_ERR_CONFIG;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (errno) return GSHMEMX_ERR_CONFIG;
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    case '\0': break;
+    default: return GSHMEMX_ERR_CONFIG;
+    }
+    if (shift) {
+        end++;
+        if (toupper((unsigned char)*end) == 'I') end++;
+        if (toupper((unsigned char)*end) == 'B') end++;
+    } else if (toupper((unsigned char)*end) == 'B') {
+        end++;
+    }
+    if (*end != '\0') return GSHMEMX_ERR_CONFIG;
+    if (shift && v > (UINT64_MAX >> shift)) return GSHMEMX_ERR_CONFIG;
+    if ((v << shift) > SIZE_MAX) return GSHMEMX_ERR_CONFIG;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+int gshmemi_env_parse_bool(const char *text, int *out)
+{
+    static const char *const yes[] = {"1", "y", "yes", "true", "on"};
+    static const char *const no[] = {"0", "n", "no", "false", "off"};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcasecmp(text, yes[i]) == 0) return *out = 1, 0;
+        if (strcasecmp(text, no[i]) == 0) return *out = 0, 0;
+    }
+    return GSHMEMX_ERR_CONFIG;
+}
+
+int gshmemi_env_parse_seconds(const char *text, double *out)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(v) || v < 0) return GSHMEMX_ERR_CONFIG;
+    *out = v;
+    return 0;
+}
+
+int gshmemi_env_parse_enum(const char *text, const char *accepted, int *out)
+{
+    size_t tlen = strlen(text);
+    int index = 0;
+    for (const char *p = accepted; *p; index++) {
+        size_t len = strcspn(p, "|");
+        if (len == tlen && strncasecmp(p, text, len) == 0) return *out = index, 0;
+        p += len + (p[len] == '|');
+    }
+    return GSHMEMX_ERR_CONFIG;
+}
+
+static int env_parse_int(const char *text, long *out)
+{
+    errno = 0;
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < -1) return GSHMEMX_ERR_CONFIG;
+    *out = v;
+    return 0;
+}
+
+#define GSHMEMI_ENV_PARSE_BOOL(text, field, accepted) gshmemi_env_parse_bool(text, &(field))
+#define GSHMEMI_ENV_PARSE_INT(text, field, accepted) env_parse_int(text, &(field))
+#define GSHMEMI_ENV_PARSE_SIZE(text, field, accepted) gshmemi_env_parse_size(text, &(field))
+#define GSHMEMI_ENV_PARSE_SECONDS(text, field, accepted) gshmemi_env_parse_seconds(text, &(field))
+#define GSHMEMI_ENV_PARSE_STRING(text, field, accepted) ((field) = (text), 0)
+#define GSHMEMI_ENV_PARSE_ENUM(text, field, accepted) gshmemi_env_parse_enum(text, accepted, &(field))
+
+int gshmemi_env_load(struct gshmemi_env *env, gshmemi_env_lookup_fn lookup, char *err, size_t errlen)
+{
+    memset(env, 0, sizeof(*env));
+#define GSHMEMI_ENV_DEFAULT(NAME, TYPE, field, def, accepted, help)                      \
+    if (GSHMEMI_ENV_PARSE_##TYPE(def, env->field, accepted) != 0) {                      \
+        if (err) snprintf(err, errlen, "GSHMEM_" #NAME ": bad built-in default %s", def); \
+        return GSHMEMX_ERR_INTERNAL;                                                     \
+    }
+    GSHMEMI_ENV_TABLE(GSHMEMI_ENV_DEFAULT)
+#undef GSHMEMI_ENV_DEFAULT
+    if (!lookup) return 0;
+#define GSHMEMI_ENV_FROM_LOOKUP(NAME, TYPE, field, def, accepted, help)                         \
+    {                                                                                           \
+        const char *text = lookup("GSHMEM_" #NAME);                                             \
+        if (text && GSHMEMI_ENV_PARSE_##TYPE(text, env->field, accepted) != 0) {                \
+            if (err)                                                                            \
+                snprintf(err, errlen, "GSHMEM_" #NAME "=%s is not valid (accepted: %s)", text, \
+                         accepted);                                                             \
+            return GSHMEMX_ERR_CONFIG;                                                          \
+        }                                                                                       \
+    }
+    GSHMEMI_ENV_TABLE(GSHMEMI_ENV_FROM_LOOKUP)
+#undef GSHMEMI_ENV_FROM_LOOKUP
+    return 0;
+}

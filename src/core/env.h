@@ -1,0 +1,93 @@
+/* The GSHMEM_* configuration table: parsed and validated once at init. */
+#ifndef GSHMEMI_ENV_H
+#define GSHMEMI_ENV_H
+
+#include <stddef.h>
+
+/*
+ * X(NAME, TYPE, field, default, accepted, help)
+ *   TYPE: BOOL (0/1/yes/no/true/false/on/off), INT (decimal, >= 0 unless said),
+ *         SIZE (bytes with K/M/G/T suffix, binary), SECONDS (decimal >= 0),
+ *         STRING, ENUM (one of the '|'-separated accepted values; field is its index).
+ *   The variable is GSHMEM_<NAME>. Nothing outside env.c reads the environment.
+ */
+#define GSHMEMI_ENV_TABLE(X)                                                                       \
+    X(SYMMETRIC_SIZE, SIZE, symmetric_size, "256M", "bytes, K/M/G/T suffixes",                     \
+      "Size of each PE's symmetric heap (user allocations; gshmem reserves a little more)")         \
+    X(HEAP, ENUM, heap, "auto", "auto|device|host",                                                \
+      "Heap backing: GPU memory (device), hugepage host memory (host), or device when a GPU is usable") \
+    X(HUGEPAGES, ENUM, hugepages, "auto", "auto|on|off",                                           \
+      "Host heap pages: auto uses 2 MiB hugepages when reserved, else normal pages with THP advice; on requires them") \
+    X(TIMEOUT, SECONDS, timeout, "600", "seconds >= 0 (0: wait forever)",                          \
+      "Longest blocking wait (wait_until, barriers, bootstrap) before the job ends with a diagnostic") \
+    X(CHECK, BOOL, check, "0", "0|1",                                                              \
+      "Cross-check collective arguments between PEs and validate every API argument")             \
+    X(DEBUG, ENUM, debug, "WARN", "NONE|WARN|INFO|TRACE", "Log level (errors always print)")       \
+    X(DEBUG_SUBSYS, STRING, debug_subsys, "ALL", "ALL or a list of INIT,ENV,BOOT,HEAP,ALLOC,RMA,AMO,SYNC,TRANSPORT,CUDA; ^ excludes", \
+      "Subsystems whose INFO/TRACE lines print")                                                   \
+    X(DEBUG_FILE, STRING, debug_file, "", "path; %h host, %p pid, %r PE",                          \
+      "Write log lines to this file instead of stderr")                                            \
+    X(INFO, BOOL, info, "0", "0|1", "PE 0 prints the configuration at init")                       \
+    X(BOOTSTRAP, ENUM, bootstrap, "auto", "auto|tcp|pmix|k8s|uid|single",                          \
+      "How PEs find each other; auto: launcher variables, else a single PE")                        \
+    X(BOOTSTRAP_ROOT, STRING, bootstrap_root, "", "host:port",                                     \
+      "Address of the rendezvous (set by gshmemrun)")                                               \
+    X(RANK, INT, rank, "-1", "integer >= -1", "This process's PE number (set by gshmemrun)")        \
+    X(NRANKS, INT, nranks, "0", "integer >= 0", "Number of PEs in the job (set by gshmemrun)")      \
+    X(JOB_ID, STRING, job_id, "", "string", "Job identifier shared by every PE (set by gshmemrun)") \
+    X(NODE_ID, STRING, node_id, "", "string", "Overrides the node identity (hostname and boot id) used to find node-local PEs")
+
+enum gshmemi_env_heap { GSHMEMI_HEAP_AUTO, GSHMEMI_HEAP_DEVICE, GSHMEMI_HEAP_HOST };
+enum gshmemi_env_hugepages { GSHMEMI_HUGEPAGES_AUTO, GSHMEMI_HUGEPAGES_ON, GSHMEMI_HUGEPAGES_OFF };
+enum gshmemi_env_bootstrap {
+    GSHMEMI_BOOTSTRAP_AUTO,
+    GSHMEMI_BOOTSTRAP_TCP,
+    GSHMEMI_BOOTSTRAP_PMIX,
+    GSHMEMI_BOOTSTRAP_K8S,
+    GSHMEMI_BOOTSTRAP_UID,
+    GSHMEMI_BOOTSTRAP_SINGLE
+};
+
+#define GSHMEMI_ENV_CTYPE_BOOL int
+#define GSHMEMI_ENV_CTYPE_INT long
+#define GSHMEMI_ENV_CTYPE_SIZE size_t
+#define GSHMEMI_ENV_CTYPE_SECONDS double
+#define GSHMEMI_ENV_CTYPE_STRING const char *
+#define GSHMEMI_ENV_CTYPE_ENUM int
+
+struct gshmemi_env {
+#define GSHMEMI_ENV_FIELD(NAME, TYPE, field, def, accepted, help) GSHMEMI_ENV_CTYPE_##TYPE field;
+    GSHMEMI_ENV_TABLE(GSHMEMI_ENV_FIELD)
+#undef GSHMEMI_ENV_FIELD
+};
+
+/* Lookup function: getenv in the library, a table in tests. */
+typedef const char *(*gshmemi_env_lookup_fn)(const char *name);
+/* The process environment: the library's lookup. */
+const char *gshmemi_env_getenv(const char *name);
+
+/* Fills env from defaults and lookup. On a bad value returns GSHMEMX_ERR_CONFIG and
+ * writes "GSHMEM_X=value: accepted ..." into err (if non-NULL). Strings point into
+ * the lookup's storage or the defaults. */
+int gshmemi_env_load(struct gshmemi_env *env, gshmemi_env_lookup_fn lookup, char *err, size_t errlen);
+
+/* Parsers shared with tests and tools. Return 0 or GSHMEMX_ERR_CONFIG. */
+int gshmemi_env_parse_size(const char *text, size_t *out);
+int gshmemi_env_parse_bool(const char *text, int *out);
+int gshmemi_env_parse_seconds(const char *text, double *out);
+int gshmemi_env_parse_enum(const char *text, const char *accepted, int *out);
+
+/* Row access for gshmem-info and the docs generator. */
+struct gshmemi_env_row {
+    const char *name; /* "GSHMEM_SYMMETRIC_SIZE" */
+    const char *type;
+    const char *def;
+    const char *accepted;
+    const char *help;
+};
+size_t gshmemi_env_row_count(void);
+const struct gshmemi_env_row *gshmemi_env_row(size_t i);
+/* The value as set in the environment, or NULL when unset. */
+const char *gshmemi_env_raw(size_t i);
+
+#endif

@@ -1,0 +1,162 @@
+/* Host symmetric heap backing: memfd on hugetlbfs, or shmem with THP advice. */
+#include "core/heap.h"
+
+#include "core/env.h"
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21u << 26) /* log2(2 MiB) << MFD_HUGE_SHIFT */
+#endif
+
+#define HEAP_HUGE_PAGE ((size_t)2 << 20)
+
+const char *gshmemi_heap_kind_name(int kind)
+{
+    switch (kind) {
+    case GSHMEMI_HEAP_KIND_HOST_HUGETLB: return "host-hugetlb";
+    case GSHMEMI_HEAP_KIND_HOST_THP: return "host-thp";
+    case GSHMEMI_HEAP_KIND_DEVICE: return "device";
+    default: return "unknown";
+    }
+}
+
+static size_t heap_round_up(size_t v, size_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+/* 0 on success; errno-style failure reason in *why otherwise. */
+static int heap_try_hugetlb(struct gshmemi_heap *heap, size_t size, const char **why)
+{
+    int fd = memfd_create("gshmem-heap", MFD_CLOEXEC | MFD_HUGETLB | MFD_HUGE_2MB);
+    if (fd < 0) {
+        *why = "memfd_create(MFD_HUGETLB) failed (kernel without hugetlbfs?)";
+        return -1;
+    }
+    size = heap_round_up(size, HEAP_HUGE_PAGE);
+    void *base = MAP_FAILED;
+    if (ftruncate(fd, (off_t)size) == 0)
+        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        *why = "not enough free 2 MiB hugepages reserved (/proc/sys/vm/nr_hugepages)";
+        close(fd);
+        return -1;
+    }
+    heap->base = base;
+    heap->size = size;
+    heap->fd = fd;
+    heap->page_size = HEAP_HUGE_PAGE;
+    heap->kind = GSHMEMI_HEAP_KIND_HOST_HUGETLB;
+    return 0;
+}
+
+static int heap_create_normal(struct gshmemi_heap *heap, size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size = heap_round_up(size, HEAP_HUGE_PAGE);
+    int fd = memfd_create("gshmem-heap", MFD_CLOEXEC);
+    if (fd < 0) {
+        GSHMEMI_ERROR(HEAP, "memfd_create for a %zu-byte heap failed: %s", size, strerror(errno));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    if (ftruncate(fd, (off_t)size) != 0) {
+        GSHMEMI_ERROR(HEAP, "sizing the heap to %zu bytes failed: %s", size, strerror(errno));
+        close(fd);
+        return GSHMEMX_ERR_NOMEM;
+    }
+    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        GSHMEMI_ERROR(HEAP, "mapping a %zu-byte heap failed: %s", size, strerror(errno));
+        close(fd);
+        return GSHMEMX_ERR_NOMEM;
+    }
+    madvise(base, size, MADV_HUGEPAGE); /* effective when shmem THP is "advise" or "always" */
+    heap->base = base;
+    heap->size = size;
+    heap->fd = fd;
+    heap->page_size = page;
+    heap->kind = GSHMEMI_HEAP_KIND_HOST_THP;
+    return 0;
+}
+
+int gshmemi_heap_create(const struct gshmemi_env *env, struct gshmemi_heap *heap)
+{
+    memset(heap, 0, sizeof(*heap));
+    heap->fd = -1;
+    if (env->symmetric_size > SIZE_MAX - GSHMEMI_HEAP_RESERVED - HEAP_HUGE_PAGE) {
+        GSHMEMI_ERROR(HEAP, "GSHMEM_SYMMETRIC_SIZE=%zu is too large", env->symmetric_size);
+        return GSHMEMX_ERR_CONFIG;
+    }
+    size_t size = GSHMEMI_HEAP_RESERVED + env->symmetric_size;
+    if (env->hugepages != GSHMEMI_HUGEPAGES_OFF) {
+        const char *why = NULL;
+        if (heap_try_hugetlb(heap, size, &why) == 0) return 0;
+        if (env->hugepages == GSHMEMI_HUGEPAGES_ON) {
+            GSHMEMI_ERROR(HEAP, "GSHMEM_HUGEPAGES=on but a %zu-byte hugepage heap is not possible: %s", size, why);
+            return GSHMEMX_ERR_NOMEM;
+        }
+        heap->fallback_reason = why;
+    } else {
+        heap->fallback_reason = "GSHMEM_HUGEPAGES=off";
+    }
+    int rc = heap_create_normal(heap, size);
+    if (rc == 0 && heap->fallback_reason == NULL) heap->fallback_reason = "";
+    return rc;
+}
+
+void gshmemi_heap_close_fd(struct gshmemi_heap *heap)
+{
+    if (heap->fd >= 0) close(heap->fd);
+    heap->fd = -1;
+}
+
+void gshmemi_heap_destroy(struct gshmemi_heap *heap)
+{
+    gshmemi_heap_close_fd(heap);
+    if (heap->base) munmap(heap->base, heap->size);
+    heap->base = NULL;
+}
+
+void *gshmemi_heap_map_peer(int fd, size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void heap_read_hugepages(long *total, long *free_pages)
+{
+    *total = *free_pages = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return;
+    char line[256];
+    while (fgets(line, sizeof(line), f)) {
+        sscanf(line, "HugePages_Total: %ld", total);
+        sscanf(line, "HugePages_Free: %ld", free_pages);
+    }
+    fclose(f);
+}
+
+int gshmemi_heap_hugepages_fit(size_t size)
+{
+    long total, free_pages;
+    heap_read_hugepages(&total, &free_pages);
+    return free_pages > 0 && (size_t)free_pages >= heap_round_up(size, HEAP_HUGE_PAGE) / HEAP_HUGE_PAGE;
+}
+
+void gshmemi_heap_describe_hugepages(char *out, size_t outlen)
+{
+    long total, free_pages;
+    heap_read_hugepages(&total, &free_pages);
+    if (total < 0) snprintf(out, outlen, "unknown (no /proc/meminfo)");
+    else snprintf(out, outlen, "%ld of %ld 2 MiB hugepages free%s", free_pages, total,
+                  total == 0 ? " (none reserved: the host heap uses normal pages with THP advice)" : "");
+}

@@ -1,0 +1,189 @@
+/* init, finalize and exit: the process state's lifetime. */
+#include "core/api.h"
+
+#include "device/cuda_probe.h"
+
+#include <gshmem.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct gshmemi_state gshmemi_state;
+
+_Noreturn void gshmemi_fatal(struct gshmemi_state *st, int status)
+{
+    GSHMEMI_TRACE(INIT, "ending the job after a fatal error: %s", gshmemx_strerror(status));
+    fflush(NULL);
+    if (st->boot.ops) st->boot.ops->abort(&st->boot, 1);
+    _exit(1);
+}
+
+static int init_env(struct gshmemi_state *st)
+{
+    char err[512];
+    int rc = gshmemi_env_load(&st->env, gshmemi_env_getenv, err, sizeof(err));
+    if (rc != 0) {
+        GSHMEMI_ERROR(ENV, "%s", err);
+        return rc;
+    }
+    /* GSHMEM_DEBUG's values NONE|WARN|INFO|TRACE are the log levels 0..3 in order. */
+    rc = gshmemi_log_configure(st->env.debug, st->env.debug_subsys, st->env.debug_file);
+    st->check_args = st->env.check;
+#ifndef NDEBUG
+    st->check_args = 1;
+#endif
+    return rc;
+}
+
+static int init_heap(struct gshmemi_state *st)
+{
+    char why[256] = "";
+    int gpus = st->env.heap == GSHMEMI_HEAP_HOST ? 0 : gshmemi_cuda_probe(why, sizeof(why));
+    if (st->env.heap == GSHMEMI_HEAP_DEVICE) {
+        GSHMEMI_ERROR(HEAP, "GSHMEM_HEAP=device: this version has no device heap yet (%d GPUs visible%s%s); "
+                            "use GSHMEM_HEAP=auto or host", gpus, gpus ? "" : ": ", why);
+        return GSHMEMX_ERR_NOT_SUPPORTED;
+    }
+    if (gpus > 0) GSHMEMI_INFO(HEAP, "%d GPUs visible; this version keeps the heap in host memory", gpus);
+    else if (st->env.heap == GSHMEMI_HEAP_AUTO) GSHMEMI_INFO(HEAP, "no usable GPU (%s): host heap", why);
+    int rc = gshmemi_heap_create(&st->env, &st->heap);
+    if (rc != 0) return rc;
+    if (st->heap.kind == GSHMEMI_HEAP_KIND_HOST_THP && st->env.hugepages == GSHMEMI_HUGEPAGES_AUTO &&
+        st->boot.local_rank == 0)
+        GSHMEMI_WARN(HEAP, "host heap on %zu-byte pages with THP advice: %s; reserve hugepages with "
+                           "'echo N > /proc/sys/vm/nr_hugepages' (N >= PEs per node x heap size / 2 MiB)",
+                     st->heap.page_size, st->heap.fallback_reason);
+    GSHMEMI_INFO(HEAP, "heap: %s, %zu bytes at %p, %zu-byte pages", gshmemi_heap_kind_name(st->heap.kind),
+                 st->heap.size, st->heap.base, st->heap.page_size);
+    return 0;
+}
+
+static int init_transports(struct gshmemi_state *st)
+{
+    int rc = gshmemi_transport_p2p_host_create(&st->boot, &st->heap, st->env.timeout, &st->p2p);
+    if (rc != 0) return rc;
+    st->transport_of_pe = calloc((size_t)st->n_pes, sizeof(*st->transport_of_pe));
+    if (!st->transport_of_pe) return GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; pe < st->n_pes; pe++) {
+        if (!gshmemi_transport_p2p_reaches(st->p2p, pe)) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d is on another node than PE %d and this version has no remote "
+                                     "transport yet", pe, st->my_pe);
+            return GSHMEMX_ERR_NOT_SUPPORTED;
+        }
+        st->transport_of_pe[pe] = st->p2p;
+    }
+    return 0;
+}
+
+static void init_print_config(const struct gshmemi_state *st)
+{
+    if (!st->env.info || st->my_pe != 0) return;
+    for (size_t i = 0; i < gshmemi_env_row_count(); i++) {
+        const struct gshmemi_env_row *row = gshmemi_env_row(i);
+        const char *raw = gshmemi_env_raw(i);
+        fprintf(stderr, "gshmem: %-24s = %s%s\n", row->name, raw ? raw : row->def, raw ? "" : " (default)");
+    }
+}
+
+static void init_teardown(struct gshmemi_state *st)
+{
+    if (st->p2p) st->p2p->ops->destroy(st->p2p);
+    st->p2p = NULL;
+    free(st->transport_of_pe);
+    st->transport_of_pe = NULL;
+    if (st->alloc.buckets) gshmemi_alloc_fini(&st->alloc);
+    gshmemi_heap_destroy(&st->heap);
+}
+
+static int init_all(struct gshmemi_state *st)
+{
+    int rc = init_env(st);
+    if (rc != 0) return rc;
+    if ((rc = gshmemi_bootstrap_init(&st->env, &st->boot)) != 0) return rc;
+    st->my_pe = st->boot.rank;
+    st->n_pes = st->boot.nranks;
+    gshmemi_log_set_pe(st->my_pe);
+    if ((rc = init_heap(st)) != 0 || (rc = init_transports(st)) != 0) return rc;
+    gshmemi_heap_close_fd(&st->heap);
+    size_t user = (st->heap.size - GSHMEMI_HEAP_RESERVED) & ~(GSHMEMI_ALLOC_GRANULE - 1);
+    if ((rc = gshmemi_alloc_init(&st->alloc, GSHMEMI_HEAP_RESERVED, user)) != 0) return rc;
+    memset(st->heap.base, 0, GSHMEMI_HEAP_RESERVED);
+    st->barrier_epoch = 0;
+    st->alloc_seq = 0;
+    if ((rc = st->boot.ops->barrier(&st->boot)) != 0) return rc;
+    init_print_config(st);
+    GSHMEMI_INFO(INIT, "PE %d of %d ready (node-local %d of %d)", st->my_pe, st->n_pes, st->boot.local_rank,
+                 st->boot.local_nranks);
+    return 0;
+}
+
+int gshmem_init_thread(int requested, int *provided)
+{
+    struct gshmemi_state *st = &gshmemi_state;
+    if (st->initialized) {
+        if (provided) *provided = st->thread_level;
+        return 0;
+    }
+    if (requested < GSHMEM_THREAD_SINGLE || requested > GSHMEM_THREAD_MULTIPLE) {
+        GSHMEMI_ERROR(INIT, "gshmem_init_thread: requested=%d is not a GSHMEM_THREAD_* level", requested);
+        return GSHMEMX_ERR_INVALID_ARG;
+    }
+    int rc = init_all(st);
+    if (rc != 0) {
+        GSHMEMI_ERROR(INIT, "initialization failed: %s", gshmemx_strerror(rc));
+        init_teardown(st);
+        if (st->boot.ops) {
+            st->boot.ops->abort(&st->boot, 1);
+            gshmemi_bootstrap_fini(&st->boot);
+        }
+        memset(&st->boot, 0, sizeof(st->boot));
+        return rc;
+    }
+    /* Every host operation is thread-safe, so MULTIPLE is always provided. */
+    st->thread_level = GSHMEM_THREAD_MULTIPLE;
+    st->initialized = 1;
+    if (provided) *provided = st->thread_level;
+    return 0;
+}
+
+void gshmem_init(void)
+{
+    if (gshmem_init_thread(GSHMEM_THREAD_SINGLE, NULL) != 0) {
+        fflush(NULL);
+        exit(1);
+    }
+}
+
+void gshmem_query_thread(int *provided)
+{
+    struct gshmemi_state *st = gshmemi_api_state(__func__);
+    if (provided) *provided = st->thread_level;
+}
+
+int gshmem_query_initialized(void)
+{
+    return gshmemi_state.initialized;
+}
+
+void gshmem_finalize(void)
+{
+    struct gshmemi_state *st = &gshmemi_state;
+    if (!st->initialized) return;
+    gshmemi_sync_barrier(st, __func__);
+    st->initialized = 0;
+    init_teardown(st);
+    st->boot.ops->finalize(&st->boot);
+    gshmemi_bootstrap_fini(&st->boot);
+    memset(&st->boot, 0, sizeof(st->boot));
+    gshmemi_log_close();
+}
+
+void gshmem_global_exit(int status)
+{
+    struct gshmemi_state *st = &gshmemi_state;
+    fflush(NULL);
+    if (st->boot.ops) st->boot.ops->abort(&st->boot, status);
+    _exit(status);
+}

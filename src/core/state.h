@@ -1,0 +1,48 @@
+/* The process-wide state: one object, reached through the API layer and passed below it. */
+#ifndef GSHMEMI_STATE_H
+#define GSHMEMI_STATE_H
+
+#include "bootstrap/bootstrap.h"
+#include "core/alloc.h"
+#include "core/env.h"
+#include "core/heap.h"
+#include "transport/transport.h"
+
+#include <stdint.h>
+
+/* Layout of the reserved area at the start of every heap. */
+#define GSHMEMI_SYNC_ROUNDS 32
+struct gshmemi_sync_area {
+    uint64_t barrier_flags[GSHMEMI_SYNC_ROUNDS]; /* dissemination barrier, one counter per round */
+};
+
+struct gshmemi_state {
+    int initialized;
+    int thread_level;
+    int my_pe;
+    int n_pes;
+    struct gshmemi_env env;
+    struct gshmemi_bootstrap boot;
+    struct gshmemi_heap heap;
+    struct gshmemi_alloc alloc;
+    struct gshmemi_transport *p2p;
+    struct gshmemi_transport **transport_of_pe; /* n_pes entries */
+    uint64_t barrier_epoch;
+    uint64_t alloc_seq;  /* collective allocation calls so far (GSHMEM_CHECK) */
+    int check_args;      /* GSHMEM_CHECK or a debug build */
+};
+
+extern struct gshmemi_state gshmemi_state;
+
+/* Heap offset of addr, or SIZE_MAX when addr lies outside this PE's heap. */
+static inline size_t gshmemi_heap_offset(const struct gshmemi_state *st, const void *addr, size_t len)
+{
+    uintptr_t a = (uintptr_t)addr, base = (uintptr_t)st->heap.base;
+    if (a < base || a - base > st->heap.size || len > st->heap.size - (a - base)) return SIZE_MAX;
+    return a - base;
+}
+
+/* Ends the job (every PE) with status after a fatal error has been logged. */
+_Noreturn void gshmemi_fatal(struct gshmemi_state *st, int status);
+
+#endif

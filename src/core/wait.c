@@ -1,0 +1,198 @@
+/* wait_until and test on local symmetric objects, every form through one engine. */
+#include "core/api.h"
+
+#include <gshmem.h>
+
+#include <stdio.h>
+
+/* Loads element i with acquire semantics, sign- or zero-extended to 64 bits. */
+static int64_t wait_load(const volatile void *base, size_t i, size_t width, int is_signed)
+{
+    const volatile char *p = (const volatile char *)base + i * width;
+    switch (width) {
+    case 2: {
+        uint16_t v = __atomic_load_n((const volatile uint16_t *)p, __ATOMIC_ACQUIRE);
+        return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
+    }
+    case 4: {
+        uint32_t v = __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_ACQUIRE);
+        return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
+    }
+    default:
+        return (int64_t)__atomic_load_n((const volatile uint64_t *)p, __ATOMIC_ACQUIRE);
+    }
+}
+
+static int wait_compare(int64_t value, int cmp, int64_t target, int is_signed)
+{
+    if (cmp == GSHMEM_CMP_EQ) return value == target;
+    if (cmp == GSHMEM_CMP_NE) return value != target;
+    int order = is_signed ? (value > target) - (value < target)
+                          : ((uint64_t)value > (uint64_t)target) - ((uint64_t)value < (uint64_t)target);
+    switch (cmp) {
+    case GSHMEM_CMP_GT: return order > 0;
+    case GSHMEM_CMP_GE: return order >= 0;
+    case GSHMEM_CMP_LT: return order < 0;
+    default: return order <= 0; /* GSHMEM_CMP_LE; validated before */
+    }
+}
+
+static int wait_satisfied(const struct gshmemi_wait_args *a, size_t i)
+{
+    int64_t target = wait_load(a->values, a->vector ? i : 0, a->width, a->is_signed);
+    return wait_compare(wait_load(a->ivars, i, a->width, a->is_signed), a->cmp, target, a->is_signed);
+}
+
+size_t gshmemi_wait_test(const struct gshmemi_wait_args *a)
+{
+    size_t count = 0, active = 0;
+    for (size_t i = 0; i < a->nelems; i++) {
+        if (a->status && a->status[i]) continue;
+        active++;
+        if (!wait_satisfied(a, i)) {
+            if (a->mode == GSHMEMI_WAIT_ALL) return 0;
+            continue;
+        }
+        if (a->mode == GSHMEMI_WAIT_ANY) return i;
+        if (a->mode == GSHMEMI_WAIT_SOME) a->indices[count] = i;
+        count++;
+    }
+    if (a->mode == GSHMEMI_WAIT_ALL) return 1;
+    if (a->mode == GSHMEMI_WAIT_ANY) return SIZE_MAX;
+    return active == 0 ? 0 : count;
+}
+
+static int wait_done(void *arg)
+{
+    const struct gshmemi_wait_args *a = arg;
+    size_t r = gshmemi_wait_test(a);
+    return a->mode == GSHMEMI_WAIT_ALL ? r == 1 : a->mode == GSHMEMI_WAIT_ANY ? r != SIZE_MAX : r > 0;
+}
+
+static void wait_describe(void *arg, char *buf, size_t len)
+{
+    static const char *const cmp_names[] = {"EQ", "NE", "GT", "GE", "LT", "LE"};
+    const struct gshmemi_wait_args *a = arg;
+    size_t first = 0;
+    while (first < a->nelems && a->status && a->status[first]) first++;
+    long long value = first < a->nelems ? (long long)wait_load(a->ivars, first, a->width, a->is_signed) : 0;
+    long long target = (long long)wait_load(a->values, a->vector ? first : 0, a->width, a->is_signed);
+    snprintf(buf, len, "%s: waiting for ivars=%p (%zu elements) %s %lld; element %zu is %lld", a->fn,
+             (const void *)a->ivars, a->nelems, cmp_names[a->cmp], target, first, value);
+}
+
+/* Checks arguments; an invalid comparison or an ivar outside the heap ends the job. */
+static struct gshmemi_state *wait_check(const struct gshmemi_wait_args *a)
+{
+    struct gshmemi_state *st = gshmemi_api_state(a->fn);
+    if (a->cmp < GSHMEM_CMP_EQ || a->cmp > GSHMEM_CMP_LE) {
+        GSHMEMI_ERROR(SYNC, "%s: cmp=%d is not a GSHMEM_CMP_* value", a->fn, a->cmp);
+        gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+    }
+    if (a->nelems && st->check_args)
+        gshmemi_api_offset(st, a->fn, "ivars", (const void *)a->ivars, a->nelems * a->width, st->my_pe);
+    return st;
+}
+
+size_t gshmemi_wait_until(const struct gshmemi_wait_args *a)
+{
+    struct gshmemi_state *st = wait_check(a);
+    if (a->mode != GSHMEMI_WAIT_ALL) {
+        size_t active = 0;
+        for (size_t i = 0; i < a->nelems; i++) active += !(a->status && a->status[i]);
+        if (active == 0) return a->mode == GSHMEMI_WAIT_ANY ? SIZE_MAX : 0;
+    }
+    gshmemi_progress_wait(st, wait_done, (void *)a, wait_describe);
+    return gshmemi_wait_test(a);
+}
+
+size_t gshmemi_wait_poll(const struct gshmemi_wait_args *a)
+{
+    wait_check(a);
+    return gshmemi_wait_test(a);
+}
+
+#define WAIT_ARGS(T, mode_, ivars_, n_, indices_, status_, values_, vector_)                          \
+    {.fn = __func__, .ivars = (ivars_), .nelems = (n_), .width = sizeof(T), .is_signed = (T)-1 < (T)1, \
+     .status = (status_), .cmp = cmp, .values = (values_), .vector = (vector_), .mode = (mode_),       \
+     .indices = (indices_)}
+
+#define GSHMEMI_DEFINE_P2P_SYNC(T, N)                                                                        \
+    void gshmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                                              \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ALL, ivar, 1, NULL, NULL, &cmp_value, 0);      \
+        gshmemi_wait_until(&a);                                                                              \
+    }                                                                                                        \
+    void gshmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)       \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ALL, ivars, nelems, NULL, status, &cmp_value, 0); \
+        gshmemi_wait_until(&a);                                                                              \
+    }                                                                                                        \
+    size_t gshmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)     \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ANY, ivars, nelems, NULL, status, &cmp_value, 0); \
+        return gshmemi_wait_until(&a);                                                                       \
+    }                                                                                                        \
+    size_t gshmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, \
+                                        T cmp_value)                                                         \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_SOME, ivars, nelems, indices, status, &cmp_value, 0); \
+        return gshmemi_wait_until(&a);                                                                       \
+    }                                                                                                        \
+    void gshmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp,             \
+                                            T *cmp_values)                                                   \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ALL, ivars, nelems, NULL, status, cmp_values, 1); \
+        gshmemi_wait_until(&a);                                                                              \
+    }                                                                                                        \
+    size_t gshmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp,           \
+                                              T *cmp_values)                                                 \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ANY, ivars, nelems, NULL, status, cmp_values, 1); \
+        return gshmemi_wait_until(&a);                                                                       \
+    }                                                                                                        \
+    size_t gshmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status,  \
+                                               int cmp, T *cmp_values)                                       \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_SOME, ivars, nelems, indices, status, cmp_values, 1); \
+        return gshmemi_wait_until(&a);                                                                       \
+    }                                                                                                        \
+    int gshmem_##N##_test(T *ivar, int cmp, T cmp_value)                                                     \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ALL, ivar, 1, NULL, NULL, &cmp_value, 0);      \
+        return (int)gshmemi_wait_poll(&a);                                                                   \
+    }                                                                                                        \
+    int gshmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)              \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ALL, ivars, nelems, NULL, status, &cmp_value, 0); \
+        return (int)gshmemi_wait_poll(&a);                                                                   \
+    }                                                                                                        \
+    size_t gshmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)           \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ANY, ivars, nelems, NULL, status, &cmp_value, 0); \
+        return gshmemi_wait_poll(&a);                                                                        \
+    }                                                                                                        \
+    size_t gshmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,      \
+                                  T cmp_value)                                                               \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_SOME, ivars, nelems, indices, status, &cmp_value, 0); \
+        return gshmemi_wait_poll(&a);                                                                        \
+    }                                                                                                        \
+    int gshmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)     \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ALL, ivars, nelems, NULL, status, cmp_values, 1); \
+        return (int)gshmemi_wait_poll(&a);                                                                   \
+    }                                                                                                        \
+    size_t gshmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)  \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_ANY, ivars, nelems, NULL, status, cmp_values, 1); \
+        return gshmemi_wait_poll(&a);                                                                        \
+    }                                                                                                        \
+    size_t gshmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices, const int *status,        \
+                                         int cmp, T *cmp_values)                                             \
+    {                                                                                                        \
+        struct gshmemi_wait_args a = WAIT_ARGS(T, GSHMEMI_WAIT_SOME, ivars, nelems, indices, status, cmp_values, 1); \
+        return gshmemi_wait_poll(&a);                                                                        \
+    }
+GSHMEM_P2P_SYNC_TYPES(GSHMEMI_DEFINE_P2P_SYNC)
+#undef GSHMEMI_DEFINE_P2P_SYNC

@@ -1,0 +1,36 @@
+/* GPU presence check; the only CUDA call the host-heap build makes. */
+#include "device/cuda_probe.h"
+
+#include <stdio.h>
+
+#ifdef GSHMEM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+int gshmemi_cuda_probe(char *why, size_t whylen)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        snprintf(why, whylen, "%s (%s)", cudaGetErrorString(err), cudaGetErrorName(err));
+        return 0;
+    }
+    if (count == 0) snprintf(why, whylen, "no CUDA device is visible");
+    return count;
+}
+
+int gshmemi_cuda_built(void)
+{
+    return 1;
+}
+#else
+int gshmemi_cuda_probe(char *why, size_t whylen)
+{
+    snprintf(why, whylen, "this build has no CUDA support (GSHMEM_CUDA=OFF or nvcc not found)");
+    return 0;
+}
+
+int gshmemi_cuda_built(void)
+{
+    return 0;
+}
+#endif

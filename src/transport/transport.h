@@ -1,0 +1,75 @@
+/*
+ * The host-side transport contract. One ops table per transport, size first, every
+ * entry filled (an operation a transport cannot do returns GSHMEMX_ERR_NOT_SUPPORTED
+ * from an explicit stub, never NULL). Core picks one transport per peer at init and
+ * calls it with heap offsets, never with peer addresses.
+ */
+#ifndef GSHMEMI_TRANSPORT_H
+#define GSHMEMI_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gshmemi_bootstrap;
+struct gshmemi_heap;
+struct gshmemi_transport;
+
+/* Atomic operations; fetching variants return the previous value. */
+enum gshmemi_amo_op {
+    GSHMEMI_AMO_FETCH,
+    GSHMEMI_AMO_SET,
+    GSHMEMI_AMO_SWAP,
+    GSHMEMI_AMO_COMPARE_SWAP,
+    GSHMEMI_AMO_ADD,
+    GSHMEMI_AMO_AND,
+    GSHMEMI_AMO_OR,
+    GSHMEMI_AMO_XOR
+};
+
+/* One atomic request. width is 4 or 8 bytes; values travel zero-extended in 64 bits. */
+struct gshmemi_amo {
+    int op;
+    unsigned width;
+    size_t offset;
+    uint64_t operand;
+    uint64_t compare;
+};
+
+struct gshmemi_transport_ops {
+    size_t size; /* sizeof(struct gshmemi_transport_ops) */
+    const char *name;
+    int (*put)(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len);
+    int (*get)(struct gshmemi_transport *tp, int pe, void *dst, size_t offset, size_t len);
+    /* Non-blocking forms: complete at the next quiet. */
+    int (*put_nbi)(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len);
+    int (*get_nbi)(struct gshmemi_transport *tp, int pe, void *dst, size_t offset, size_t len);
+    /* Strided: nelems elements of elem bytes; strides in bytes. */
+    int (*iput)(struct gshmemi_transport *tp, int pe, size_t offset, ptrdiff_t dst_stride, const void *src,
+                ptrdiff_t src_stride, size_t elem, size_t nelems);
+    int (*iget)(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t dst_stride, size_t offset,
+                ptrdiff_t src_stride, size_t elem, size_t nelems);
+    /* fetched may be NULL for non-fetching operations. */
+    int (*amo)(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo, uint64_t *fetched);
+    /* Data, then a 64-bit SET/ADD of the signal ordered after it. */
+    int (*put_signal)(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len,
+                      size_t sig_offset, uint64_t signal, int sig_op);
+    int (*fence)(struct gshmemi_transport *tp, int pe);
+    int (*quiet)(struct gshmemi_transport *tp);
+    /* Load/store address of pe's heap at offset, or NULL when not mapped here. */
+    void *(*ptr)(struct gshmemi_transport *tp, int pe, size_t offset);
+    void (*destroy)(struct gshmemi_transport *tp);
+};
+
+struct gshmemi_transport {
+    const struct gshmemi_transport_ops *ops;
+    void *impl;
+};
+
+/* p2p over the host heap: maps every node-local peer's heap (fd passing over a unix
+ * socket with a random abstract name). Collective over the node's PEs. */
+int gshmemi_transport_p2p_host_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
+                                      double timeout_s, struct gshmemi_transport **out);
+/* Whether pe is reachable through this p2p transport. */
+int gshmemi_transport_p2p_reaches(const struct gshmemi_transport *tp, int pe);
+
+#endif

@@ -1,0 +1,77 @@
+/* gshmem-info: what this build contains, what the machine offers, every GSHMEM_* variable. */
+#include "core/env.h"
+#include "core/heap.h"
+#include "device/cuda_probe.h"
+#include "gshmem_build_config.h"
+
+#include <gshmem.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static void info_usage(FILE *out)
+{
+    fprintf(out, "usage: gshmem-info [--env-markdown] [-h]\n"
+                 "  Prints the build configuration, hugepage and GPU status, and every GSHMEM_*\n"
+                 "  variable with its current value, default and help.\n"
+                 "  --env-markdown  prints only the variable table as Markdown (for the docs)\n");
+}
+
+static void info_env_markdown(void)
+{
+    printf("| Variable | Type | Default | Accepted | Description |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < gshmemi_env_row_count(); i++) {
+        const struct gshmemi_env_row *r = gshmemi_env_row(i);
+        printf("| `%s` | %s | `%s` | %s | %s |\n", r->name, r->type, r->def[0] ? r->def : "\"\"", r->accepted,
+               r->help);
+    }
+}
+
+static void info_env_table(void)
+{
+    printf("\nGSHMEM_* variables (value: * marks one set in the environment):\n");
+    for (size_t i = 0; i < gshmemi_env_row_count(); i++) {
+        const struct gshmemi_env_row *r = gshmemi_env_row(i);
+        const char *raw = gshmemi_env_raw(i);
+        printf("  %-24s %s%-10s (default %s; %s)\n      %s\n", r->name, raw ? "*" : " ", raw ? raw : r->def,
+               r->def[0] ? r->def : "\"\"", r->accepted, r->help);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--env-markdown") == 0) {
+            info_env_markdown();
+            return 0;
+        }
+        info_usage(strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? stdout : stderr);
+        return strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? 0 : 2;
+    }
+    struct gshmemi_env env;
+    char err[512];
+    int env_rc = gshmemi_env_load(&env, gshmemi_env_getenv, err, sizeof(err));
+    char name[GSHMEM_MAX_NAME_LEN], huge[256], why[256] = "";
+    gshmem_info_get_name(name);
+    gshmemi_heap_describe_hugepages(huge, sizeof(huge));
+    int gpus = gshmemi_cuda_probe(why, sizeof(why));
+    printf("%s (OpenSHMEM %d.%d)\n", name, GSHMEM_MAJOR_VERSION, GSHMEM_MINOR_VERSION);
+    printf("  build type:   %s\n", GSHMEMI_BUILD_TYPE);
+    printf("  CUDA:         %s\n", gshmemi_cuda_built() ? "built in" : "not built");
+    if (gpus) printf("  GPUs:         %d\n", gpus);
+    else printf("  GPUs:         0 (%s)\n", why);
+    printf("  heaps:        host (hugetlb or THP); device heap not yet implemented\n");
+    printf("  transports:   %s\n", GSHMEMI_BUILD_TRANSPORTS);
+    printf("  bootstraps:   %s\n", GSHMEMI_BUILD_BOOTSTRAPS);
+    printf("  hugepages:    %s\n", huge);
+    if (env_rc == 0)
+        printf("  host heap:    %zu bytes per PE on %s\n", env.symmetric_size,
+               env.hugepages == GSHMEMI_HUGEPAGES_OFF ? "normal pages (GSHMEM_HUGEPAGES=off)"
+               : gshmemi_heap_hugepages_fit(env.symmetric_size + GSHMEMI_HEAP_RESERVED)
+                   ? "2 MiB hugepages (enough are free for one PE)"
+                   : "normal pages with THP advice (not enough free hugepages)");
+    else
+        printf("  configuration error: %s\n", err);
+    info_env_table();
+    return env_rc == 0 ? 0 : 1;
+}
