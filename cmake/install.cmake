@@ -15,7 +15,8 @@ endforeach()
 
 install(EXPORT gshmemTargets NAMESPACE gshmem:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gshmem)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/gshmemConfig.cmake.in
-  ${CMAKE_BINARY_DIR}/gshmemConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gshmem)
+  ${CMAKE_BINARY_DIR}/gshmemConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gshmem
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/gshmemConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/gshmemConfig.cmake ${CMAKE_BINARY_DIR}/gshmemConfigVersion.cmake
@@ -25,5 +26,6 @@ set(GSHMEM_PC_LIBS_PRIVATE "-lpthread -ldl -lrt")
 if(GSHMEM_HAVE_CUDA)
   string(PREPEND GSHMEM_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static ")
 endif()
+file(RELATIVE_PATH GSHMEM_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/gshmem.pc.in ${CMAKE_BINARY_DIR}/gshmem.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/gshmem.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

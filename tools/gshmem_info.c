@@ -17,13 +17,23 @@ static void info_usage(FILE *out)
                  "  --env-markdown  prints only the variable table as Markdown (for the docs)\n");
 }
 
+/* Markdown table cells cannot hold a bare '|'. */
+static void info_print_cell(const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        if (*p == '|') fputc('\\', stdout);
+        fputc(*p, stdout);
+    }
+}
+
 static void info_env_markdown(void)
 {
     printf("| Variable | Type | Default | Accepted | Description |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < gshmemi_env_row_count(); i++) {
         const struct gshmemi_env_row *r = gshmemi_env_row(i);
-        printf("| `%s` | %s | `%s` | %s | %s |\n", r->name, r->type, r->def[0] ? r->def : "\"\"", r->accepted,
-               r->help);
+        printf("| `%s` | %s | `%s` | ", r->name, r->type, r->def[0] ? r->def : "\"\"");
+        info_print_cell(r->accepted);
+        printf(" | %s |\n", r->help);
     }
 }
 

@@ -164,6 +164,9 @@ int gshmemi_alloc_init(struct gshmemi_alloc *a, size_t base, size_t size)
 {
     memset(a, 0, sizeof(*a));
     if (size == 0 || base % GSHMEMI_ALLOC_GRANULE || size % GSHMEMI_ALLOC_GRANULE) return GSHMEMX_ERR_INVALID_ARG;
+    /* The class arrays cover blocks below 2^(FL_COUNT + SL_LOG2 - 1) granules. */
+    if (size / GSHMEMI_ALLOC_GRANULE >= (size_t)1 << (GSHMEMI_ALLOC_FL_COUNT + GSHMEMI_ALLOC_SL_LOG2 - 1))
+        return GSHMEMX_ERR_INVALID_ARG;
     a->base = base;
     a->size = size;
     a->nbuckets = 64;

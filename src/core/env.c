@@ -53,16 +53,15 @@ int gshmemi_env_parse_size(const char *text, size_t *out)
     case 'M': shift = 20; break;
     case 'G': shift = 30; break;
     case 'T': shift = 40; break;
+    case 'B': break;
     case '\0': break;
     default: return GSHMEMX_ERR_CONFIG;
     }
     if (shift) {
         end++;
         if (toupper((unsigned char)*end) == 'I') end++;
-        if (toupper((unsigned char)*end) == 'B') end++;
-    } else if (toupper((unsigned char)*end) == 'B') {
-        end++;
     }
+    if (toupper((unsigned char)*end) == 'B') end++;
     if (*end != '\0') return GSHMEMX_ERR_CONFIG;
     if (shift && v > (UINT64_MAX >> shift)) return GSHMEMX_ERR_CONFIG;
     if ((v << shift) > SIZE_MAX) return GSHMEMX_ERR_CONFIG;
@@ -103,18 +102,19 @@ int gshmemi_env_parse_enum(const char *text, const char *accepted, int *out)
     return GSHMEMX_ERR_CONFIG;
 }
 
-static int env_parse_int(const char *text, long *out)
+static int env_parse_long(const char *text, long min, long *out)
 {
     errno = 0;
     char *end;
     long v = strtol(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < -1) return GSHMEMX_ERR_CONFIG;
+    if (errno || end == text || *end != '\0' || v < min) return GSHMEMX_ERR_CONFIG;
     *out = v;
     return 0;
 }
 
 #define GSHMEMI_ENV_PARSE_BOOL(text, field, accepted) gshmemi_env_parse_bool(text, &(field))
-#define GSHMEMI_ENV_PARSE_INT(text, field, accepted) env_parse_int(text, &(field))
+#define GSHMEMI_ENV_PARSE_INT(text, field, accepted) env_parse_long(text, 0, &(field))
+#define GSHMEMI_ENV_PARSE_PE(text, field, accepted) env_parse_long(text, -1, &(field))
 #define GSHMEMI_ENV_PARSE_SIZE(text, field, accepted) gshmemi_env_parse_size(text, &(field))
 #define GSHMEMI_ENV_PARSE_SECONDS(text, field, accepted) gshmemi_env_parse_seconds(text, &(field))
 #define GSHMEMI_ENV_PARSE_STRING(text, field, accepted) ((field) = (text), 0)

@@ -6,7 +6,7 @@
 
 /*
  * X(NAME, TYPE, field, default, accepted, help)
- *   TYPE: BOOL (0/1/yes/no/true/false/on/off), INT (decimal, >= 0 unless said),
+ *   TYPE: BOOL (0/1/yes/no/true/false/on/off), INT (decimal >= 0), PE (decimal >= -1; -1: unset),
  *         SIZE (bytes with K/M/G/T suffix, binary), SECONDS (decimal >= 0),
  *         STRING, ENUM (one of the '|'-separated accepted values; field is its index).
  *   The variable is GSHMEM_<NAME>. Nothing outside env.c reads the environment.
@@ -32,7 +32,7 @@
       "How PEs find each other; auto: launcher variables, else a single PE")                        \
     X(BOOTSTRAP_ROOT, STRING, bootstrap_root, "", "host:port",                                     \
       "Address of the rendezvous (set by gshmemrun)")                                               \
-    X(RANK, INT, rank, "-1", "integer >= -1", "This process's PE number (set by gshmemrun)")        \
+    X(RANK, PE, rank, "-1", "integer >= -1", "This process's PE number (set by gshmemrun)")        \
     X(NRANKS, INT, nranks, "0", "integer >= 0", "Number of PEs in the job (set by gshmemrun)")      \
     X(JOB_ID, STRING, job_id, "", "string", "Job identifier shared by every PE (set by gshmemrun)") \
     X(NODE_ID, STRING, node_id, "", "string", "Overrides the node identity (hostname and boot id) used to find node-local PEs")
@@ -50,6 +50,7 @@ enum gshmemi_env_bootstrap {
 
 #define GSHMEMI_ENV_CTYPE_BOOL int
 #define GSHMEMI_ENV_CTYPE_INT long
+#define GSHMEMI_ENV_CTYPE_PE long
 #define GSHMEMI_ENV_CTYPE_SIZE size_t
 #define GSHMEMI_ENV_CTYPE_SECONDS double
 #define GSHMEMI_ENV_CTYPE_STRING const char *

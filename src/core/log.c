@@ -22,8 +22,40 @@ static struct {
     unsigned subsys_mask;
     int pe;
     FILE *file; /* NULL: stderr */
+    char pending[4096]; /* a file pattern with %r, opened once the PE is known */
     pthread_mutex_t lock;
-} log_state = {GSHMEMI_LOG_WARN, ~0u, -1, NULL, PTHREAD_MUTEX_INITIALIZER};
+} log_state = {GSHMEMI_LOG_WARN, ~0u, -1, NULL, "", PTHREAD_MUTEX_INITIALIZER};
+
+static void log_expand_path(const char *pattern, char *out, size_t outlen);
+
+static int log_open(const char *pattern)
+{
+    char path[4096];
+    log_expand_path(pattern, path, sizeof(path));
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        GSHMEMI_ERROR(ENV, "GSHMEM_DEBUG_FILE=%s: cannot open %s: %m", pattern, path);
+        return GSHMEMX_ERR_CONFIG;
+    }
+    setvbuf(f, NULL, _IOLBF, 0);
+    gshmemi_log_close();
+    log_state.file = f;
+    return 0;
+}
+
+/* For a file opened later: its directory must be writable now. */
+static int log_check_dir(const char *pattern)
+{
+    char path[4096];
+    log_expand_path(pattern, path, sizeof(path));
+    char *slash = strrchr(path, '/');
+    if (slash == path) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(path, sizeof(path), ".");
+    if (access(path, W_OK) == 0) return 0;
+    GSHMEMI_ERROR(ENV, "GSHMEM_DEBUG_FILE=%s: directory %s is not writable: %m", pattern, path);
+    return GSHMEMX_ERR_CONFIG;
+}
 
 static int log_subsys_index(const char *name, size_t len)
 {
@@ -65,6 +97,7 @@ static void log_expand_path(const char *pattern, char *out, size_t outlen)
             if (p[1] == 'h') n = snprintf(out + o, outlen - o, "%s", host);
             else if (p[1] == 'p') n = snprintf(out + o, outlen - o, "%d", (int)getpid());
             else if (p[1] == 'r') n = snprintf(out + o, outlen - o, "%d", log_state.pe);
+            else if (p[1] == '%') n = snprintf(out + o, outlen - o, "%%");
             else n = snprintf(out + o, outlen - o, "%%%c", p[1]);
             if (n > 0) o += (size_t)n < outlen - o ? (size_t)n : outlen - o - 1;
             p++;
@@ -84,26 +117,30 @@ int gshmemi_log_configure(int level, const char *subsys, const char *file)
                       subsys);
         return GSHMEMX_ERR_CONFIG;
     }
-    log_state.level = level;
-    log_state.subsys_mask = mask;
     if (file && *file) {
-        char path[4096];
-        log_expand_path(file, path, sizeof(path));
-        FILE *f = fopen(path, "a");
-        if (!f) {
-            GSHMEMI_ERROR(ENV, "GSHMEM_DEBUG_FILE=%s: cannot open %s: %m", file, path);
+        if (strlen(file) >= sizeof(log_state.pending)) {
+            GSHMEMI_ERROR(ENV, "GSHMEM_DEBUG_FILE is longer than %zu bytes", sizeof(log_state.pending) - 1);
             return GSHMEMX_ERR_CONFIG;
         }
-        setvbuf(f, NULL, _IOLBF, 0);
-        gshmemi_log_close();
-        log_state.file = f;
+        if (strstr(file, "%r") && log_state.pe < 0) {
+            if (log_check_dir(file) != 0) return GSHMEMX_ERR_CONFIG;
+            snprintf(log_state.pending, sizeof(log_state.pending), "%s", file);
+        } else if (log_open(file) != 0) {
+            return GSHMEMX_ERR_CONFIG;
+        }
     }
+    log_state.level = level;
+    log_state.subsys_mask = mask;
     return 0;
 }
 
 void gshmemi_log_set_pe(int pe)
 {
     log_state.pe = pe;
+    if (log_state.pending[0] && pe >= 0) {
+        log_open(log_state.pending);
+        log_state.pending[0] = '\0';
+    }
 }
 
 int gshmemi_log_enabled(int level, int subsys)
@@ -120,8 +157,10 @@ void gshmemi_log(int level, int subsys, const char *fmt, ...)
     char *dot = strchr(host, '.');
     if (dot) *dot = '\0';
     char line[2048];
-    int n = snprintf(line, sizeof(line), "[gshmem pe %d %s:%d] %s %s: ", log_state.pe, host,
-                     (int)getpid(), log_level_names[level], log_subsys_names[subsys]);
+    char pe[16] = "?";
+    if (log_state.pe >= 0) snprintf(pe, sizeof(pe), "%d", log_state.pe);
+    int n = snprintf(line, sizeof(line), "[gshmem pe %s %s:%d] %s %s: ", pe, host, (int)getpid(),
+                     log_level_names[level], log_subsys_names[subsys]);
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof(line)) vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);

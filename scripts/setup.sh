@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds gshmem into build/, and runs the main job:
+# the 2-PE ping-pong and bandwidth benchmarks on the host heap.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build
+echo "== gshmem-info"
+build/bin/gshmem-info | head -n 9
+echo "== ping-pong (2 PEs, host heap)"
+build/bin/gshmemrun -n 2 build/bin/gshmem-perf-pingpong
+echo "== put/get bandwidth (2 PEs, host heap)"
+build/bin/gshmemrun -n 2 build/bin/gshmem-perf-bw

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds with -Werror (CUDA when nvcc is present), runs the whole
+# test suite, then again built with -fsanitize=address,undefined.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+jobs=$(nproc)
+
+# Hugepages for the host heap tests (root only; without them those tests skip).
+if [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/nr_hugepages ]; then
+  want=${GSHMEM_TEST_HUGEPAGES:-1024}
+  have=$(cat /proc/sys/vm/nr_hugepages)
+  if [ "$have" -lt "$want" ]; then echo "$want" > /proc/sys/vm/nr_hugepages || true; fi
+  echo "hugepages reserved: $(cat /proc/sys/vm/nr_hugepages)"
+fi
+
+cmake -S . -B build -G Ninja -DGSHMEM_WERROR=ON
+cmake --build build
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+cmake -S . -B build-asan -G Ninja -DGSHMEM_WERROR=ON -DGSHMEM_SANITIZE=ON -DGSHMEM_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug
+cmake --build build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"

@@ -1,0 +1,377 @@
+/* The TCP bootstrap client: one connection to the rendezvous root (tcp_root.c),
+ * HELLO, then allgather rounds through the root. Every wait honours GSHMEM_TIMEOUT. */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/wire.h"
+#include "core/env.h"
+#include "core/log.h"
+#include "gshmem/status.h"
+
+/* abort and BYE are courtesy messages: they never wait long. */
+#define TCP_FAREWELL_TIMEOUT_S 5.0
+
+struct tcp_impl {
+    int fd;
+    int rank;
+    int nranks;
+    uint32_t seq;
+    double timeout;
+    char peer[GSHMEMI_WIRE_NAME_MAX + 32]; /* "bootstrap root host:port" */
+    atomic_int failed;                      /* sticky: the job is over (ABORT or lost root) */
+    pthread_mutex_t rx_lock;                /* one reader at a time; check() only tries it */
+    pthread_mutex_t tx_lock;                /* whole frames on the socket */
+};
+
+/* Splits "host:port" or "[v6addr]:port". */
+static int tcp_parse_root(const char *text, char *host, size_t hostlen, char *port, size_t portlen)
+{
+    const char *colon, *h = text;
+    size_t hlen;
+    if (text[0] == '[') {
+        const char *end = strchr(text, ']');
+        if (end == NULL || end[1] != ':') return GSHMEMX_ERR_CONFIG;
+        h = text + 1;
+        hlen = (size_t)(end - h);
+        colon = end + 1;
+    } else {
+        colon = strrchr(text, ':');
+        if (colon == NULL || strchr(text, ':') != colon) return GSHMEMX_ERR_CONFIG;
+        hlen = (size_t)(colon - text);
+    }
+    size_t plen = strlen(colon + 1);
+    if (hlen == 0 || hlen >= hostlen || plen == 0 || plen >= portlen || strspn(colon + 1, "0123456789") != plen)
+        return GSHMEMX_ERR_CONFIG;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    memcpy(port, colon + 1, plen + 1);
+    return 0;
+}
+
+/* One nonblocking connect bounded by deadline: a connected blocking fd, or -errno. */
+static int tcp_connect_one(const struct addrinfo *ai, int64_t deadline)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) return -errno;
+    int err = 0;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        err = errno;
+        if (err == EINPROGRESS) {
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            int n;
+            while ((n = poll(&pfd, 1, gshmemi_wire_poll_ms(deadline))) < 0 && errno == EINTR) {}
+            socklen_t sl = sizeof(err);
+            if (n == 0) err = ETIMEDOUT;
+            else if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0) err = errno;
+        }
+    }
+    if (err != 0) {
+        close(fd);
+        return -err;
+    }
+    int flags = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &flags, sizeof(flags));
+    return fd;
+}
+
+/* Connects to host:port, retrying with backoff (the root may not be up yet) until deadline:
+ * a connected fd, or -1 with the last reason in why. */
+static int tcp_connect(const char *host, const char *port, int64_t deadline, char *why, size_t whylen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    long backoff_ms = 10;
+    for (;;) {
+        struct addrinfo *res;
+        int gai = getaddrinfo(host, port, &hints, &res);
+        if (gai != 0) {
+            snprintf(why, whylen, "cannot resolve '%s': %s", host, gai_strerror(gai));
+        } else {
+            for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+                int fd = tcp_connect_one(ai, deadline);
+                if (fd >= 0) {
+                    freeaddrinfo(res);
+                    return fd;
+                }
+                snprintf(why, whylen, "connect: %s", strerror(-fd));
+            }
+            freeaddrinfo(res);
+        }
+        int left = gshmemi_wire_poll_ms(deadline);
+        if (left == 0) return -1;
+        long sleep_ms = (left >= 0 && left < backoff_ms) ? left : backoff_ms;
+        nanosleep(&(struct timespec){.tv_sec = sleep_ms / 1000, .tv_nsec = (sleep_ms % 1000) * 1000000}, NULL);
+        backoff_ms = backoff_ms * 2 > 1000 ? 1000 : backoff_ms * 2;
+    }
+}
+
+static int tcp_send(struct tcp_impl *t, unsigned type, uint32_t seq, const void *payload, size_t len,
+                    double timeout, char *err, size_t errlen)
+{
+    struct gshmemi_wire_header h;
+    gshmemi_wire_header_init(&h, type, t->rank, seq, (uint32_t)len);
+    pthread_mutex_lock(&t->tx_lock);
+    int rc = gshmemi_wire_send(t->fd, &h, payload, gshmemi_wire_deadline(timeout), t->peer, err, errlen);
+    pthread_mutex_unlock(&t->tx_lock);
+    return rc;
+}
+
+/* Handles an ABORT or ERROR frame whose header was read; logs once. */
+static int tcp_handle_notice(struct tcp_impl *t, const struct gshmemi_wire_header *h, int64_t deadline,
+                             const char *waiting_for)
+{
+    uint8_t buf[GSHMEMI_WIRE_ERROR_MAX + 1];
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    int rc = gshmemi_wire_read_all(t->fd, buf, h->length, deadline, t->peer, err, sizeof(err));
+    if (rc == 0 && h->type == GSHMEMI_WIRE_ABORT) {
+        struct gshmemi_wire_abort a;
+        rc = gshmemi_wire_abort_decode(buf, h->length, &a, err, sizeof(err));
+        if (rc == 0) {
+            if (a.kind == GSHMEMI_WIRE_ABORT_LOST)
+                GSHMEMI_ERROR(BOOT, "job aborted while %s: PE %d exited or lost its connection to the %s",
+                              waiting_for, (int)a.origin, t->peer);
+            else
+                GSHMEMI_ERROR(BOOT, "job aborted while %s: PE %d called abort with status %d", waiting_for,
+                              (int)a.origin, (int)a.status);
+            atomic_store(&t->failed, a.kind == GSHMEMI_WIRE_ABORT_LOST ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_ABORTED);
+            return atomic_load(&t->failed);
+        }
+    } else if (rc == 0) {
+        struct gshmemi_wire_error e;
+        rc = gshmemi_wire_error_decode(buf, h->length, &e, err, sizeof(err));
+        if (rc == 0) {
+            GSHMEMI_ERROR(BOOT, "%s refused while %s: %s", t->peer, waiting_for, e.msg);
+            return e.status;
+        }
+    }
+    GSHMEMI_ERROR(BOOT, "while %s: %s", waiting_for, err);
+    atomic_store(&t->failed, rc);
+    return rc;
+}
+
+/* Reports a failed receive or send once, naming what was awaited; the connection is unusable after. */
+static int tcp_fail(struct tcp_impl *t, int rc, const char *waiting_for, const char *err)
+{
+    if (rc == GSHMEMX_ERR_TIMEOUT)
+        GSHMEMI_ERROR(BOOT, "timed out after %g s %s (GSHMEM_TIMEOUT): %s", t->timeout, waiting_for, err);
+    else
+        GSHMEMI_ERROR(BOOT, "while %s: %s", waiting_for, err);
+    atomic_store(&t->failed, rc);
+    return rc;
+}
+
+/* Waits for a frame of type `want` (seq and length as given); ABORT/ERROR end the wait.
+ * The payload lands in out. */
+static int tcp_await(struct tcp_impl *t, unsigned want, uint32_t seq, void *out, size_t len, const char *waiting_for)
+{
+    int64_t deadline = gshmemi_wire_deadline(t->timeout);
+    struct gshmemi_wire_header h;
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    int rc = gshmemi_wire_recv_header(t->fd, &h, deadline, t->peer, err, sizeof(err));
+    if (rc) return tcp_fail(t, rc, waiting_for, err);
+    if (h.type == GSHMEMI_WIRE_ABORT || h.type == GSHMEMI_WIRE_ERROR)
+        return tcp_handle_notice(t, &h, deadline, waiting_for);
+    if (h.type != want || h.seq != seq || h.length != len) {
+        snprintf(err, sizeof(err), "%s sent %s (round %u, %u bytes), expected %s (round %u, %zu bytes)", t->peer,
+                 gshmemi_wire_type_name(h.type), h.seq, h.length, gshmemi_wire_type_name(want), seq, len);
+        return tcp_fail(t, GSHMEMX_ERR_PROTOCOL, waiting_for, err);
+    }
+    rc = gshmemi_wire_read_all(t->fd, out, len, deadline, t->peer, err, sizeof(err));
+    return rc ? tcp_fail(t, rc, waiting_for, err) : 0;
+}
+
+/* One round through the root; `kind` names it in diagnostics ("allgather", "barrier"). */
+static int tcp_exchange(struct tcp_impl *t, const void *in, void *out, size_t len, const char *kind)
+{
+    char what[128], err[GSHMEMI_WIRE_ERR_MAX];
+    int rc = atomic_load(&t->failed);
+    if (rc) return rc;
+    if (len > GSHMEMI_WIRE_MAX_PAYLOAD / (size_t)t->nranks) {
+        GSHMEMI_ERROR(BOOT, "bootstrap allgather of %zu bytes from each of %d PEs exceeds the %u-byte limit", len,
+                      t->nranks, GSHMEMI_WIRE_MAX_PAYLOAD);
+        return GSHMEMX_ERR_INVALID_ARG;
+    }
+    pthread_mutex_lock(&t->rx_lock);
+    uint32_t seq = ++t->seq;
+    snprintf(what, sizeof(what), "waiting for bootstrap %s (round %u, %zu bytes per PE)", kind, seq, len);
+    rc = tcp_send(t, GSHMEMI_WIRE_GATHER, seq, in, len, t->timeout, err, sizeof(err));
+    if (rc) rc = tcp_fail(t, rc, what, err);
+    else rc = tcp_await(t, GSHMEMI_WIRE_RESULT, seq, out, len * (size_t)t->nranks, what);
+    pthread_mutex_unlock(&t->rx_lock);
+    return rc;
+}
+
+static int tcp_allgather(struct gshmemi_bootstrap *bs, const void *in, void *out, size_t len)
+{
+    return tcp_exchange(bs->impl, in, out, len, "allgather");
+}
+
+static int tcp_barrier(struct gshmemi_bootstrap *bs)
+{
+    return tcp_exchange(bs->impl, NULL, NULL, 0, "barrier");
+}
+
+/* Looks at the socket without blocking: an ABORT/ERROR frame or EOF ends the job. */
+static int tcp_check(struct gshmemi_bootstrap *bs)
+{
+    struct tcp_impl *t = bs->impl;
+    int rc = atomic_load(&t->failed);
+    if (rc || pthread_mutex_trylock(&t->rx_lock) != 0) return rc; /* a reader is busy: it will notice */
+    struct pollfd pfd = {.fd = t->fd, .events = POLLIN};
+    if (poll(&pfd, 1, 0) > 0) {
+        char c;
+        ssize_t n = recv(t->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            GSHMEMI_ERROR(BOOT, "lost the connection to the %s: the launcher or the root exited", t->peer);
+            atomic_store(&t->failed, GSHMEMX_ERR_PEER_LOST);
+            rc = GSHMEMX_ERR_PEER_LOST;
+        } else if (n > 0) {
+            struct gshmemi_wire_header h;
+            char err[GSHMEMI_WIRE_ERR_MAX];
+            int64_t deadline = gshmemi_wire_deadline(TCP_FAREWELL_TIMEOUT_S);
+            const char *what = "checking the bootstrap connection";
+            rc = gshmemi_wire_recv_header(t->fd, &h, deadline, t->peer, err, sizeof(err));
+            if (rc) rc = tcp_fail(t, rc, what, err);
+            else if (h.type == GSHMEMI_WIRE_ABORT || h.type == GSHMEMI_WIRE_ERROR)
+                rc = tcp_handle_notice(t, &h, deadline, what);
+            else {
+                snprintf(err, sizeof(err), "%s sent an unexpected %s", t->peer, gshmemi_wire_type_name(h.type));
+                rc = tcp_fail(t, GSHMEMX_ERR_PROTOCOL, what, err);
+            }
+        }
+    }
+    pthread_mutex_unlock(&t->rx_lock);
+    return rc;
+}
+
+static void tcp_abort(struct gshmemi_bootstrap *bs, int status)
+{
+    struct tcp_impl *t = bs->impl;
+    struct gshmemi_wire_abort a = {.status = status, .origin = t->rank, .kind = GSHMEMI_WIRE_ABORT_CALLED};
+    uint8_t buf[GSHMEMI_WIRE_ABORT_SIZE];
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    int expected = 0;
+    atomic_compare_exchange_strong(&t->failed, &expected, GSHMEMX_ERR_ABORTED);
+    size_t n = gshmemi_wire_abort_encode(&a, buf);
+    if (tcp_send(t, GSHMEMI_WIRE_ABORT, 0, buf, n, TCP_FAREWELL_TIMEOUT_S, err, sizeof(err)) != 0)
+        GSHMEMI_WARN(BOOT, "could not tell the others about the abort: %s", err);
+}
+
+static int tcp_finalize(struct gshmemi_bootstrap *bs)
+{
+    struct tcp_impl *t = bs->impl;
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    if (t == NULL) return 0;
+    if (atomic_load(&t->failed) == 0 &&
+        tcp_send(t, GSHMEMI_WIRE_BYE, 0, NULL, 0, TCP_FAREWELL_TIMEOUT_S, err, sizeof(err)) != 0)
+        GSHMEMI_WARN(BOOT, "finalize: %s", err);
+    close(t->fd);
+    pthread_mutex_destroy(&t->rx_lock);
+    pthread_mutex_destroy(&t->tx_lock);
+    free(t);
+    bs->impl = NULL;
+    return 0;
+}
+
+static const struct gshmemi_bootstrap_ops tcp_ops = {
+    .size = sizeof(struct gshmemi_bootstrap_ops),
+    .name = "tcp",
+    .allgather = tcp_allgather,
+    .barrier = tcp_barrier,
+    .check = tcp_check,
+    .abort = tcp_abort,
+    .finalize = tcp_finalize,
+};
+
+/* HELLO, then WELCOME (or the root's reason for refusing us). */
+static int tcp_hello(struct tcp_impl *t, const struct gshmemi_env *env)
+{
+    struct gshmemi_wire_hello hello = {.rank = t->rank, .nranks = t->nranks, .pid = (uint32_t)getpid()};
+    uint8_t buf[GSHMEMI_WIRE_HELLO_MAX], welcome[GSHMEMI_WIRE_WELCOME_SIZE];
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    const char *what = "joining the job at the bootstrap root";
+    gethostname(hello.host, sizeof(hello.host) - 1);
+    snprintf(hello.job_id, sizeof(hello.job_id), "%s", env->job_id ? env->job_id : "");
+    size_t n = gshmemi_wire_hello_encode(&hello, buf);
+    int rc = tcp_send(t, GSHMEMI_WIRE_HELLO, 0, buf, n, t->timeout, err, sizeof(err));
+    if (rc) return tcp_fail(t, rc, what, err);
+    return tcp_await(t, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome), what);
+}
+
+static int tcp_check_env(const struct gshmemi_env *env)
+{
+    if (env->bootstrap_root == NULL || env->bootstrap_root[0] == '\0') {
+        GSHMEMI_ERROR(BOOT, "the tcp bootstrap needs GSHMEM_BOOTSTRAP_ROOT=host:port (set by gshmemrun)");
+        return GSHMEMX_ERR_CONFIG;
+    }
+    if (env->nranks < 1 || env->rank < 0 || env->rank >= env->nranks) {
+        GSHMEMI_ERROR(BOOT, "the tcp bootstrap needs 0 <= GSHMEM_RANK < GSHMEM_NRANKS; got GSHMEM_RANK=%ld, "
+                      "GSHMEM_NRANKS=%ld", env->rank, env->nranks);
+        return GSHMEMX_ERR_CONFIG;
+    }
+    if (env->nranks > 0x7fffffffL) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_NRANKS=%ld is too large", env->nranks);
+        return GSHMEMX_ERR_CONFIG;
+    }
+    return 0;
+}
+
+static int tcp_impl_create(const struct gshmemi_env *env, struct tcp_impl **out)
+{
+    struct tcp_impl *t = calloc(1, sizeof(*t));
+    if (t == NULL) return GSHMEMX_ERR_NOMEM;
+    t->fd = -1;
+    t->rank = (int)env->rank;
+    t->nranks = (int)env->nranks;
+    t->timeout = env->timeout;
+    atomic_init(&t->failed, 0);
+    pthread_mutex_init(&t->rx_lock, NULL);
+    pthread_mutex_init(&t->tx_lock, NULL);
+    snprintf(t->peer, sizeof(t->peer), "bootstrap root %s", env->bootstrap_root);
+    *out = t;
+    return 0;
+}
+
+int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
+{
+    char host[GSHMEMI_WIRE_NAME_MAX], port[16], why[GSHMEMI_WIRE_ERR_MAX] = "no address to try";
+    struct tcp_impl *t;
+    int rc = tcp_check_env(env);
+    if (rc) return rc;
+    if (tcp_parse_root(env->bootstrap_root, host, sizeof(host), port, sizeof(port)) != 0) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_ROOT=%s: expected host:port or [ipv6]:port", env->bootstrap_root);
+        return GSHMEMX_ERR_CONFIG;
+    }
+    if ((rc = tcp_impl_create(env, &t)) != 0) return rc;
+    t->fd = tcp_connect(host, port, gshmemi_wire_deadline(env->timeout), why, sizeof(why));
+    if (t->fd < 0) {
+        GSHMEMI_ERROR(BOOT, "could not reach the %s within %g s (GSHMEM_TIMEOUT): %s", t->peer, env->timeout, why);
+        rc = GSHMEMX_ERR_TIMEOUT;
+        goto err_free;
+    }
+    if ((rc = tcp_hello(t, env)) != 0) goto err_close;
+    bs->ops = &tcp_ops;
+    bs->impl = t;
+    bs->rank = t->rank;
+    bs->nranks = t->nranks;
+    GSHMEMI_INFO(BOOT, "joined the job through the %s as PE %d of %d", t->peer, t->rank, t->nranks);
+    return 0;
+err_close:
+    close(t->fd);
+err_free:
+    pthread_mutex_destroy(&t->rx_lock);
+    pthread_mutex_destroy(&t->tx_lock);
+    free(t);
+    return rc;
+}

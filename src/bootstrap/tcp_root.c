@@ -1,0 +1,696 @@
+/* The TCP bootstrap rendezvous (see tcp_root.h): one poll loop, nonblocking reads,
+ * one frame at a time per connection. */
+#include "bootstrap/tcp_root.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap/wire.h"
+#include "core/log.h"
+#include "gshmem/status.h"
+
+/* Connections that have not said HELLO yet, beyond the nranks slots. */
+#define ROOT_PENDING_MAX 64
+#define ROOT_PEER_MAX 160
+
+struct root_conn {
+    int fd; /* -1: free slot */
+    int rank; /* -1 until its HELLO is accepted */
+    int bye;
+    int64_t hello_deadline;
+    char peer[ROOT_PEER_MAX];
+    uint8_t hdr_buf[GSHMEMI_WIRE_HEADER_SIZE];
+    size_t hdr_got;
+    int have_hdr;
+    struct gshmemi_wire_header hdr;
+    uint8_t *payload;
+    size_t payload_got;
+};
+
+struct gshmemi_tcp_root {
+    int nranks;
+    double timeout;
+    char job_id[GSHMEMI_WIRE_NAME_MAX];
+    char address[GSHMEMI_WIRE_NAME_MAX + 16];
+    int port;
+    int listen_fd;
+    int stop_pipe[2];
+    struct root_conn *conns;
+    int nslots;
+    int *slot_of_rank; /* -1: not connected */
+    char *rank_seen;   /* the rank's HELLO was accepted once */
+    char *rank_left;   /* the rank said BYE */
+    int nleft;         /* ranks whose connection closed after BYE */
+    int failed;        /* the job was aborted: nonzero status */
+    /* current allgather round */
+    uint32_t seq;
+    uint8_t **contrib;
+    int ncontrib;
+    uint32_t round_len;
+    int round_first;
+    int round_status; /* nonzero: the round failed; round_msg says why */
+    int round_doomed; /* it can never complete: PEs were told already */
+    char round_msg[GSHMEMI_WIRE_MSG_MAX];
+    pthread_t thread;
+    int thread_started;
+    int thread_result;
+};
+
+static void root_conn_reset(struct root_conn *c)
+{
+    free(c->payload);
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    c->rank = -1;
+}
+
+static void root_close_conn(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    if (c->rank >= 0) {
+        root->slot_of_rank[c->rank] = -1;
+        if (c->bye) root->nleft++;
+    }
+    if (c->fd >= 0) close(c->fd);
+    root_conn_reset(c);
+}
+
+static int root_send(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
+                     const void *payload, size_t len)
+{
+    struct gshmemi_wire_header h;
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    gshmemi_wire_header_init(&h, type, GSHMEMI_WIRE_ROOT, seq, (uint32_t)len);
+    int rc = gshmemi_wire_send(c->fd, &h, payload, gshmemi_wire_deadline(root->timeout), c->peer, err, sizeof(err));
+    if (rc) GSHMEMI_WARN(BOOT, "bootstrap root: %s", err);
+    return rc;
+}
+
+static int root_send_error(struct gshmemi_tcp_root *root, struct root_conn *c, int status, const char *msg)
+{
+    uint8_t buf[GSHMEMI_WIRE_ERROR_MAX];
+    size_t n = gshmemi_wire_error_encode(status, msg, buf);
+    return root_send(root, c, GSHMEMI_WIRE_ERROR, 0, buf, n);
+}
+
+/* A connection that is not (yet) a PE of this job is turned away; the job goes on. */
+static void root_refuse(struct gshmemi_tcp_root *root, struct root_conn *c, int status, const char *why)
+{
+    GSHMEMI_ERROR(BOOT, "bootstrap root: refused connection from %s: %s", c->peer, why);
+    root_send_error(root, c, status, why);
+    /* Unread input would turn the close into a reset that can destroy the ERROR in flight. */
+    shutdown(c->fd, SHUT_WR);
+    char sink[4096];
+    for (int i = 0; i < 16 && recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++) {}
+    root_close_conn(root, c);
+}
+
+/* Tells every connected PE except `except` that the job is over. */
+static void root_broadcast_abort(struct gshmemi_tcp_root *root, int origin, int status, uint32_t kind, int except)
+{
+    struct gshmemi_wire_abort a = {.status = status, .origin = origin, .kind = kind};
+    uint8_t buf[GSHMEMI_WIRE_ABORT_SIZE];
+    gshmemi_wire_abort_encode(&a, buf);
+    if (!root->failed) root->failed = kind == GSHMEMI_WIRE_ABORT_LOST ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_ABORTED;
+    for (int r = 0; r < root->nranks; r++) {
+        int s = root->slot_of_rank[r];
+        if (r == except || s < 0) continue;
+        root_send(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, sizeof(buf));
+    }
+}
+
+/* A PE's connection broke (closed without BYE, garbage, send failure): end the job. */
+static void root_rank_lost(struct gshmemi_tcp_root *root, struct root_conn *c, const char *why)
+{
+    int rank = c->rank;
+    int first = !root->failed;
+    if (first) GSHMEMI_ERROR(BOOT, "bootstrap root: lost %s: %s", c->peer, why);
+    else GSHMEMI_INFO(BOOT, "bootstrap root: %s left the aborted job: %s", c->peer, why);
+    root_close_conn(root, c);
+    if (first) root_broadcast_abort(root, rank, GSHMEMX_ERR_PEER_LOST, GSHMEMI_WIRE_ABORT_LOST, -1);
+}
+
+static void root_round_reset(struct gshmemi_tcp_root *root)
+{
+    for (int r = 0; r < root->nranks; r++) {
+        free(root->contrib[r]);
+        root->contrib[r] = NULL;
+    }
+    root->ncontrib = 0;
+    root->round_len = 0;
+    root->round_first = -1;
+    root->round_status = 0;
+    root->round_doomed = 0;
+    root->round_msg[0] = '\0';
+    root->seq++;
+}
+
+static void root_round_complete(struct gshmemi_tcp_root *root)
+{
+    size_t len = root->round_len, total = len * (size_t)root->nranks;
+    uint8_t *result = NULL;
+    if (root->round_status == 0 && total > 0 && (result = malloc(total)) == NULL) {
+        root->round_status = GSHMEMX_ERR_NOMEM;
+        snprintf(root->round_msg, sizeof(root->round_msg), "bootstrap root: no memory for a %zu-byte allgather",
+                 total);
+    }
+    for (int r = 0; r < root->nranks && result != NULL; r++) memcpy(result + (size_t)r * len, root->contrib[r], len);
+    uint32_t seq = root->seq;
+    int status = root->round_status;
+    char msg[GSHMEMI_WIRE_MSG_MAX];
+    snprintf(msg, sizeof(msg), "%s", root->round_msg);
+    root_round_reset(root);
+    /* A failed round still completes on every PE, so the next round starts in step. */
+    for (int r = 0; r < root->nranks; r++) {
+        int s = root->slot_of_rank[r];
+        if (s < 0) continue;
+        struct root_conn *c = &root->conns[s];
+        int rc = status ? root_send_error(root, c, status, msg)
+                        : root_send(root, c, GSHMEMI_WIRE_RESULT, seq, result, total);
+        if (rc && !root->failed) root_rank_lost(root, c, "could not deliver the allgather result");
+    }
+    free(result);
+    GSHMEMI_TRACE(BOOT, "bootstrap root: allgather round %u done (%zu bytes per PE)", seq, len);
+}
+
+/* The round cannot complete (a PE has left): contributors get ERROR now, later ones on arrival. */
+static void root_round_doom(struct gshmemi_tcp_root *root, int status)
+{
+    GSHMEMI_ERROR(BOOT, "%s", root->round_msg);
+    root->round_status = status;
+    root->round_doomed = 1;
+    for (int r = 0; r < root->nranks; r++) {
+        int s = root->slot_of_rank[r];
+        if (root->contrib[r] != NULL && s >= 0) root_send_error(root, &root->conns[s], status, root->round_msg);
+    }
+}
+
+/* A round some PE can no longer join (it said BYE) would hang the others. */
+static void root_round_check_left(struct gshmemi_tcp_root *root)
+{
+    if (root->ncontrib == 0 || root->round_doomed) return;
+    for (int r = 0; r < root->nranks; r++) {
+        if (root->rank_left[r] && root->contrib[r] == NULL) {
+            snprintf(root->round_msg, sizeof(root->round_msg),
+                     "bootstrap allgather round %u cannot complete: PE %d has already finalized", root->seq, r);
+            root_round_doom(root, GSHMEMX_ERR_BOOTSTRAP);
+            return;
+        }
+    }
+}
+
+/* Checks a contribution's length against the round's first; a failure is reported at completion. */
+static void root_round_check_len(struct gshmemi_tcp_root *root, int r, uint32_t len)
+{
+    if (root->round_first < 0) {
+        root->round_first = r;
+        root->round_len = len;
+        if ((uint64_t)len * (uint64_t)root->nranks <= GSHMEMI_WIRE_MAX_PAYLOAD) return;
+        snprintf(root->round_msg, sizeof(root->round_msg),
+                 "bootstrap allgather round %u: %u bytes from each of %d PEs exceeds the %u-byte limit", root->seq,
+                 len, root->nranks, GSHMEMI_WIRE_MAX_PAYLOAD);
+        root->round_status = GSHMEMX_ERR_INVALID_ARG;
+    } else if (len != root->round_len && root->round_status == 0) {
+        snprintf(root->round_msg, sizeof(root->round_msg),
+                 "bootstrap allgather round %u: PE %d contributed %u bytes but PE %d contributed %u", root->seq, r,
+                 len, root->round_first, root->round_len);
+        root->round_status = GSHMEMX_ERR_MISMATCH;
+    } else {
+        return;
+    }
+    GSHMEMI_ERROR(BOOT, "%s", root->round_msg);
+}
+
+static void root_handle_gather(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    int r = c->rank;
+    char why[GSHMEMI_WIRE_MSG_MAX];
+    if (root->failed) return; /* the PE has or will get ABORT */
+    if (c->hdr.seq != root->seq || root->contrib[r] != NULL || root->rank_left[r]) {
+        snprintf(why, sizeof(why), "sent allgather round %u while the job is in round %u%s", c->hdr.seq,
+                 root->seq, root->contrib[r] ? " and it already contributed" : "");
+        root_rank_lost(root, c, why);
+        return;
+    }
+    root->contrib[r] = c->payload;
+    c->payload = NULL;
+    root->ncontrib++;
+    root_round_check_len(root, r, c->hdr.length);
+    if (root->round_doomed) root_send_error(root, c, root->round_status, root->round_msg);
+    root_round_check_left(root);
+    if (root->ncontrib == root->nranks) root_round_complete(root);
+}
+
+static void root_handle_abort(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    struct gshmemi_wire_abort a;
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    if (gshmemi_wire_abort_decode(c->payload, c->hdr.length, &a, err, sizeof(err))) {
+        root_rank_lost(root, c, err);
+        return;
+    }
+    if (root->failed) return;
+    GSHMEMI_ERROR(BOOT, "bootstrap root: %s aborted the job with status %d", c->peer, (int)a.status);
+    root_broadcast_abort(root, c->rank, a.status, GSHMEMI_WIRE_ABORT_CALLED, c->rank);
+    c->bye = 1; /* its close is expected now */
+}
+
+/* Returns the reason a HELLO cannot join, or NULL. */
+static const char *root_hello_problem(struct gshmemi_tcp_root *root, const struct gshmemi_wire_hello *h,
+                                      char *why, size_t whylen)
+{
+    if (h->nranks != root->nranks)
+        snprintf(why, whylen, "PE %d says the job has %d PEs, the root serves %d", (int)h->rank, (int)h->nranks,
+                 root->nranks);
+    else if (h->rank < 0 || h->rank >= root->nranks)
+        snprintf(why, whylen, "rank %d is out of range [0, %d)", (int)h->rank, root->nranks);
+    else if (root->job_id[0] != '\0' && strcmp(h->job_id, root->job_id) != 0)
+        snprintf(why, whylen, "PE %d belongs to job '%.100s', the root serves job '%.100s'", (int)h->rank, h->job_id,
+                 root->job_id);
+    else if (h->auth_method != GSHMEMI_WIRE_AUTH_NONE)
+        snprintf(why, whylen, "PE %d uses unsupported authentication method %u", (int)h->rank,
+                 (unsigned)h->auth_method);
+    else if (root->rank_seen[h->rank] && root->slot_of_rank[h->rank] >= 0)
+        snprintf(why, whylen, "duplicate rank %d (already connected: %s)", (int)h->rank,
+                 root->conns[root->slot_of_rank[h->rank]].peer);
+    else if (root->rank_seen[h->rank])
+        snprintf(why, whylen, "duplicate rank %d (it already joined this job and left)", (int)h->rank);
+    else if (root->failed)
+        snprintf(why, whylen, "the job was already aborted");
+    else
+        return NULL;
+    return why;
+}
+
+static void root_handle_hello(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    struct gshmemi_wire_hello h;
+    char why[GSHMEMI_WIRE_MSG_MAX];
+    if (gshmemi_wire_hello_decode(c->payload, c->hdr.length, &h, why, sizeof(why))) {
+        root_refuse(root, c, GSHMEMX_ERR_PROTOCOL, why);
+        return;
+    }
+    if (root_hello_problem(root, &h, why, sizeof(why)) != NULL) {
+        root_refuse(root, c, GSHMEMX_ERR_BOOTSTRAP, why);
+        return;
+    }
+    char addr[ROOT_PEER_MAX];
+    snprintf(addr, sizeof(addr), "%s", c->peer);
+    snprintf(c->peer, sizeof(c->peer), "PE %d (%.60s pid %u, %.40s)", (int)h.rank, h.host, (unsigned)h.pid, addr);
+    c->rank = h.rank;
+    root->rank_seen[h.rank] = 1;
+    root->slot_of_rank[h.rank] = (int)(c - root->conns);
+    uint8_t welcome[GSHMEMI_WIRE_WELCOME_SIZE] = {0}; /* u32 nranks, u32 flags: informational */
+    for (int i = 0; i < 4; i++) welcome[i] = (uint8_t)((uint32_t)root->nranks >> (8 * i));
+    GSHMEMI_INFO(BOOT, "bootstrap root: %s joined", c->peer);
+    if (root_send(root, c, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome)))
+        root_rank_lost(root, c, "could not send WELCOME");
+}
+
+/* Dispatches c's complete frame. */
+static void root_handle_frame(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    char why[GSHMEMI_WIRE_MSG_MAX];
+    if (c->rank < 0) {
+        root_handle_hello(root, c);
+        return;
+    }
+    switch (c->hdr.type) {
+    case GSHMEMI_WIRE_GATHER: root_handle_gather(root, c); break;
+    case GSHMEMI_WIRE_ABORT: root_handle_abort(root, c); break;
+    case GSHMEMI_WIRE_BYE:
+        c->bye = 1;
+        root->rank_left[c->rank] = 1;
+        root_round_check_left(root);
+        break;
+    default:
+        snprintf(why, sizeof(why), "unexpected %s message", gshmemi_wire_type_name(c->hdr.type));
+        root_rank_lost(root, c, why);
+    }
+}
+
+/* Validates a complete header; -1 when the connection was dropped. */
+static int root_take_header(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    char why[GSHMEMI_WIRE_ERR_MAX];
+    int rc = gshmemi_wire_header_decode(c->hdr_buf, GSHMEMI_WIRE_HEADER_SIZE, &c->hdr, why, sizeof(why));
+    if (rc == 0 && c->rank < 0 && c->hdr.type != GSHMEMI_WIRE_HELLO) {
+        snprintf(why, sizeof(why), "expected HELLO, got %s", gshmemi_wire_type_name(c->hdr.type));
+        rc = GSHMEMX_ERR_PROTOCOL;
+    }
+    if (rc == 0 && (c->payload = malloc((size_t)c->hdr.length + 1)) == NULL) { /* never NULL, even for 0 bytes */
+        snprintf(why, sizeof(why), "no memory for a %u-byte message", c->hdr.length);
+        rc = GSHMEMX_ERR_NOMEM;
+    }
+    if (rc == 0) {
+        c->have_hdr = 1;
+        return 0;
+    }
+    if (c->rank < 0) root_refuse(root, c, rc, why);
+    else root_rank_lost(root, c, why);
+    return -1;
+}
+
+static void root_conn_closed(struct gshmemi_tcp_root *root, struct root_conn *c, ssize_t n)
+{
+    char why[GSHMEMI_WIRE_MSG_MAX];
+    size_t got = c->hdr_got + c->payload_got;
+    if (n < 0) snprintf(why, sizeof(why), "receive failed: %s", strerror(errno));
+    else if (got > 0) snprintf(why, sizeof(why), "connection closed inside a message (%zu bytes in)", got);
+    else snprintf(why, sizeof(why), "connection closed without BYE");
+    if (c->rank >= 0 && !(c->bye && n == 0 && got == 0)) root_rank_lost(root, c, why);
+    else if (c->rank < 0 && got > 0) GSHMEMI_WARN(BOOT, "bootstrap root: %s: %s", c->peer, why);
+    if (c->fd >= 0) root_close_conn(root, c);
+}
+
+/* Reads what is available into c's frame buffer: 1 with a whole frame, 0 for more
+ * later, -1 once the connection was dropped. */
+static int root_read_frame(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    for (;;) {
+        size_t want = c->have_hdr ? c->hdr.length - c->payload_got : GSHMEMI_WIRE_HEADER_SIZE - c->hdr_got;
+        if (want == 0) return 1;
+        uint8_t *dst = c->have_hdr ? c->payload + c->payload_got : c->hdr_buf + c->hdr_got;
+        ssize_t n = recv(c->fd, dst, want, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        if (n <= 0) {
+            root_conn_closed(root, c, n);
+            return -1;
+        }
+        if (c->have_hdr) {
+            c->payload_got += (size_t)n;
+        } else {
+            c->hdr_got += (size_t)n;
+            if (c->hdr_got == GSHMEMI_WIRE_HEADER_SIZE && root_take_header(root, c) < 0) return -1;
+        }
+    }
+}
+
+static void root_service_conn(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    /* A bounded number of frames per wakeup keeps one chatty peer from starving others. */
+    for (int frames = 0; frames < 16 && c->fd >= 0; frames++) {
+        if (root_read_frame(root, c) <= 0) return;
+        root_handle_frame(root, c);
+        if (c->fd < 0) return;
+        free(c->payload);
+        c->payload = NULL;
+        c->payload_got = 0;
+        c->hdr_got = 0;
+        c->have_hdr = 0;
+    }
+}
+
+static void root_peer_name(const struct sockaddr_storage *ss, socklen_t len, char *out, size_t outlen)
+{
+    char host[NI_MAXHOST], serv[NI_MAXSERV];
+    if (getnameinfo((const struct sockaddr *)ss, len, host, sizeof(host), serv, sizeof(serv),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        snprintf(out, outlen, "an unknown address");
+        return;
+    }
+    if (ss->ss_family == AF_INET6) snprintf(out, outlen, "[%.100s]:%.8s", host, serv);
+    else snprintf(out, outlen, "%.100s:%.8s", host, serv);
+}
+
+static struct root_conn *root_free_slot(struct gshmemi_tcp_root *root)
+{
+    int pending = 0;
+    struct root_conn *free_slot = NULL;
+    for (int i = 0; i < root->nslots; i++) {
+        struct root_conn *c = &root->conns[i];
+        if (c->fd >= 0 && c->rank < 0) pending++;
+        if (c->fd < 0 && free_slot == NULL) free_slot = c;
+    }
+    return pending < ROOT_PENDING_MAX ? free_slot : NULL;
+}
+
+static void root_accept(struct gshmemi_tcp_root *root)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        int fd = accept4(root->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && errno == EINTR) continue;
+        if (fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (fd < 0) {
+            GSHMEMI_WARN(BOOT, "bootstrap root: accept failed: %s", strerror(errno));
+            if (errno == EMFILE || errno == ENFILE) nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+            return;
+        }
+        struct root_conn *c = root_free_slot(root);
+        char peer[ROOT_PEER_MAX];
+        root_peer_name(&ss, sl, peer, sizeof(peer));
+        if (c == NULL) {
+            GSHMEMI_WARN(BOOT, "bootstrap root: dropped connection from %s: too many connections without HELLO",
+                         peer);
+            close(fd);
+            continue;
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+        c->fd = fd;
+        c->hello_deadline = gshmemi_wire_deadline(root->timeout);
+        snprintf(c->peer, sizeof(c->peer), "%s", peer);
+        GSHMEMI_TRACE(BOOT, "bootstrap root: connection from %s", peer);
+    }
+}
+
+/* Drops connections that did not say HELLO in time; returns ms until the next such deadline. */
+static int root_expire_pending(struct gshmemi_tcp_root *root)
+{
+    int next = -1;
+    for (int i = 0; i < root->nslots; i++) {
+        struct root_conn *c = &root->conns[i];
+        if (c->fd < 0 || c->rank >= 0 || c->hello_deadline < 0) continue;
+        int ms = gshmemi_wire_poll_ms(c->hello_deadline);
+        if (ms == 0) {
+            char why[GSHMEMI_WIRE_MSG_MAX];
+            snprintf(why, sizeof(why), "no HELLO within %g s", root->timeout);
+            root_refuse(root, c, GSHMEMX_ERR_TIMEOUT, why);
+        } else if (next < 0 || ms < next) {
+            next = ms;
+        }
+    }
+    return next;
+}
+
+/* 1 when the job is over: everyone left after BYE, or an aborted job with everyone gone. */
+static int root_finished(const struct gshmemi_tcp_root *root, int *result)
+{
+    if (!root->failed) {
+        *result = 0;
+        return root->nleft == root->nranks;
+    }
+    for (int r = 0; r < root->nranks; r++)
+        if (!root->rank_seen[r] || root->slot_of_rank[r] >= 0) return 0;
+    *result = GSHMEMX_ERR_ABORTED;
+    return 1;
+}
+
+static int root_build_pollfds(struct gshmemi_tcp_root *root, struct pollfd *pfds, int *slot_of_pfd)
+{
+    int n = 0;
+    pfds[n++] = (struct pollfd){.fd = root->stop_pipe[0], .events = POLLIN};
+    pfds[n++] = (struct pollfd){.fd = root->listen_fd, .events = POLLIN};
+    for (int i = 0; i < root->nslots; i++) {
+        if (root->conns[i].fd < 0) continue;
+        slot_of_pfd[n] = i;
+        pfds[n++] = (struct pollfd){.fd = root->conns[i].fd, .events = POLLIN};
+    }
+    return n;
+}
+
+int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root)
+{
+    struct pollfd *pfds = malloc(sizeof(*pfds) * (size_t)(root->nslots + 2));
+    int *slot_of_pfd = malloc(sizeof(int) * (size_t)(root->nslots + 2));
+    int result = GSHMEMX_ERR_NOMEM;
+    if (pfds == NULL || slot_of_pfd == NULL) goto out;
+    while (!root_finished(root, &result)) {
+        int timeout_ms = root_expire_pending(root);
+        int n = root_build_pollfds(root, pfds, slot_of_pfd);
+        if (poll(pfds, (nfds_t)n, timeout_ms) < 0) {
+            if (errno == EINTR) continue;
+            GSHMEMI_ERROR(BOOT, "bootstrap root: poll failed: %s", strerror(errno));
+            result = GSHMEMX_ERR_SYSTEM;
+            break;
+        }
+        if (pfds[0].revents) {
+            result = 0;
+            break;
+        }
+        if (pfds[1].revents) root_accept(root);
+        for (int i = 2; i < n; i++) {
+            struct root_conn *c = &root->conns[slot_of_pfd[i]];
+            if (pfds[i].revents && c->fd == pfds[i].fd) root_service_conn(root, c);
+        }
+    }
+out:
+    free(pfds);
+    free(slot_of_pfd);
+    return result;
+}
+
+static void *root_thread_main(void *arg)
+{
+    struct gshmemi_tcp_root *root = arg;
+    root->thread_result = gshmemi_tcp_root_run(root);
+    return NULL;
+}
+
+int gshmemi_tcp_root_start_thread(struct gshmemi_tcp_root *root)
+{
+    int rc = pthread_create(&root->thread, NULL, root_thread_main, root);
+    if (rc != 0) {
+        GSHMEMI_ERROR(BOOT, "bootstrap root: cannot start its thread: %s", strerror(rc));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    root->thread_started = 1;
+    return 0;
+}
+
+int gshmemi_tcp_root_join(struct gshmemi_tcp_root *root)
+{
+    if (!root->thread_started) return GSHMEMX_ERR_INVALID_ARG;
+    pthread_join(root->thread, NULL);
+    root->thread_started = 0;
+    return root->thread_result;
+}
+
+void gshmemi_tcp_root_stop(struct gshmemi_tcp_root *root)
+{
+    ssize_t rc = write(root->stop_pipe[1], "x", 1);
+    (void)rc; /* a full pipe already holds a stop request */
+}
+
+int gshmemi_tcp_root_port(const struct gshmemi_tcp_root *root)
+{
+    return root->port;
+}
+
+const char *gshmemi_tcp_root_address(const struct gshmemi_tcp_root *root)
+{
+    return root->address;
+}
+
+static int root_bind_one(const struct addrinfo *ai, int backlog)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, backlog) == 0) return fd;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+}
+
+static int root_listen(struct gshmemi_tcp_root *root, const char *host, int port)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int gai = getaddrinfo(host, portstr, &hints, &res);
+    if (gai != 0) {
+        GSHMEMI_ERROR(BOOT, "bootstrap root: cannot resolve bind address '%s': %s", host ? host : "*",
+                      gai_strerror(gai));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    int backlog = root->nranks + ROOT_PENDING_MAX, e = 0;
+    for (struct addrinfo *ai = res; ai != NULL && root->listen_fd < 0; ai = ai->ai_next) {
+        root->listen_fd = root_bind_one(ai, backlog);
+        if (root->listen_fd < 0) e = errno;
+    }
+    freeaddrinfo(res);
+    if (root->listen_fd < 0) {
+        GSHMEMI_ERROR(BOOT, "bootstrap root: cannot listen on %s port %d: %s", host ? host : "*", port, strerror(e));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    getsockname(root->listen_fd, (struct sockaddr *)&ss, &sl);
+    root->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                : ((struct sockaddr_in *)&ss)->sin_port);
+    char name[GSHMEMI_WIRE_NAME_MAX] = "localhost";
+    if (host == NULL) gethostname(name, sizeof(name) - 1);
+    else snprintf(name, sizeof(name), "%s", host);
+    const char *fmt = strchr(name, ':') ? "[%s]:%d" : "%s:%d";
+    snprintf(root->address, sizeof(root->address), fmt, name, root->port);
+    return 0;
+}
+
+static int root_alloc(struct gshmemi_tcp_root *root, int nranks)
+{
+    root->nranks = nranks;
+    root->nslots = nranks + ROOT_PENDING_MAX;
+    root->listen_fd = root->stop_pipe[0] = root->stop_pipe[1] = -1;
+    root->conns = calloc((size_t)root->nslots, sizeof(*root->conns));
+    root->slot_of_rank = calloc((size_t)nranks, sizeof(int));
+    root->rank_seen = calloc((size_t)nranks, 1);
+    root->rank_left = calloc((size_t)nranks, 1);
+    root->contrib = calloc((size_t)nranks, sizeof(*root->contrib));
+    if (!root->conns || !root->slot_of_rank || !root->rank_seen || !root->rank_left || !root->contrib)
+        return GSHMEMX_ERR_NOMEM;
+    for (int i = 0; i < root->nslots; i++) root_conn_reset(&root->conns[i]);
+    for (int r = 0; r < nranks; r++) root->slot_of_rank[r] = -1;
+    root->round_first = -1;
+    root->seq = 1;
+    if (pipe2(root->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        GSHMEMI_ERROR(BOOT, "bootstrap root: pipe failed: %s", strerror(errno));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    return 0;
+}
+
+int gshmemi_tcp_root_create(const struct gshmemi_tcp_root_config *cfg, struct gshmemi_tcp_root **out)
+{
+    *out = NULL;
+    if (cfg->nranks < 1 || cfg->port < 0 || cfg->port > 65535) {
+        GSHMEMI_ERROR(BOOT, "bootstrap root: invalid configuration (nranks %d, port %d)", cfg->nranks, cfg->port);
+        return GSHMEMX_ERR_INVALID_ARG;
+    }
+    struct gshmemi_tcp_root *root = calloc(1, sizeof(*root));
+    if (root == NULL) return GSHMEMX_ERR_NOMEM;
+    root->timeout = cfg->timeout;
+    snprintf(root->job_id, sizeof(root->job_id), "%s", cfg->job_id ? cfg->job_id : "");
+    int rc = root_alloc(root, cfg->nranks);
+    const char *host = (cfg->bind_host && cfg->bind_host[0]) ? cfg->bind_host : NULL;
+    if (rc == 0) rc = root_listen(root, host, cfg->port);
+    if (rc != 0) {
+        gshmemi_tcp_root_destroy(root);
+        return rc;
+    }
+    GSHMEMI_INFO(BOOT, "bootstrap root: listening on %s for %d PEs", root->address, root->nranks);
+    *out = root;
+    return 0;
+}
+
+void gshmemi_tcp_root_destroy(struct gshmemi_tcp_root *root)
+{
+    if (root == NULL) return;
+    for (int i = 0; root->conns && i < root->nslots; i++) {
+        if (root->conns[i].fd >= 0) close(root->conns[i].fd);
+        free(root->conns[i].payload);
+    }
+    for (int r = 0; root->contrib && r < root->nranks; r++) free(root->contrib[r]);
+    if (root->listen_fd >= 0) close(root->listen_fd);
+    if (root->stop_pipe[0] >= 0) close(root->stop_pipe[0]);
+    if (root->stop_pipe[1] >= 0) close(root->stop_pipe[1]);
+    free(root->conns);
+    free(root->slot_of_rank);
+    free(root->rank_seen);
+    free(root->rank_left);
+    free(root->contrib);
+    free(root);
+}

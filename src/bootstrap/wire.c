@@ -1,0 +1,393 @@
+/* The bootstrap frame codec and deadline-bounded socket I/O (see wire.h). */
+#include "bootstrap/wire.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "gshmem/status.h"
+
+static const char *const wire_type_names[GSHMEMI_WIRE_TYPE_END] = {
+    [GSHMEMI_WIRE_HELLO] = "HELLO",   [GSHMEMI_WIRE_WELCOME] = "WELCOME", [GSHMEMI_WIRE_GATHER] = "GATHER",
+    [GSHMEMI_WIRE_RESULT] = "RESULT", [GSHMEMI_WIRE_ERROR] = "ERROR",     [GSHMEMI_WIRE_ABORT] = "ABORT",
+    [GSHMEMI_WIRE_BYE] = "BYE",
+};
+
+const char *gshmemi_wire_type_name(unsigned type)
+{
+    if (type == 0 || type >= GSHMEMI_WIRE_TYPE_END) return "unknown";
+    return wire_type_names[type];
+}
+
+uint32_t gshmemi_wire_max_payload(unsigned type)
+{
+    switch (type) {
+    case GSHMEMI_WIRE_HELLO: return GSHMEMI_WIRE_HELLO_MAX;
+    case GSHMEMI_WIRE_WELCOME: return GSHMEMI_WIRE_WELCOME_SIZE;
+    case GSHMEMI_WIRE_GATHER:
+    case GSHMEMI_WIRE_RESULT: return GSHMEMI_WIRE_MAX_PAYLOAD;
+    case GSHMEMI_WIRE_ERROR: return GSHMEMI_WIRE_ERROR_MAX;
+    case GSHMEMI_WIRE_ABORT: return GSHMEMI_WIRE_ABORT_SIZE;
+    case GSHMEMI_WIRE_BYE: return 0;
+    default: return 0;
+    }
+}
+
+static void wire_put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void wire_put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t wire_get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t wire_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void gshmemi_wire_header_init(struct gshmemi_wire_header *h, unsigned type, int32_t sender, uint32_t seq,
+                              uint32_t length)
+{
+    h->magic = GSHMEMI_WIRE_MAGIC;
+    h->version = GSHMEMI_WIRE_VERSION;
+    h->type = (uint16_t)type;
+    h->sender = sender;
+    h->seq = seq;
+    h->length = length;
+}
+
+void gshmemi_wire_header_encode(const struct gshmemi_wire_header *h, uint8_t out[GSHMEMI_WIRE_HEADER_SIZE])
+{
+    wire_put32(out, h->magic);
+    wire_put16(out + 4, h->version);
+    wire_put16(out + 6, h->type);
+    wire_put32(out + 8, (uint32_t)h->sender);
+    wire_put32(out + 12, h->seq);
+    wire_put32(out + 16, h->length);
+}
+
+int gshmemi_wire_header_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_header *h, char *err,
+                               size_t errlen)
+{
+    memset(h, 0, sizeof(*h));
+    if (len < GSHMEMI_WIRE_HEADER_SIZE) {
+        snprintf(err, errlen, "truncated header: %zu of %d bytes", len, GSHMEMI_WIRE_HEADER_SIZE);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    h->magic = wire_get32(buf);
+    if (h->magic != GSHMEMI_WIRE_MAGIC) {
+        snprintf(err, errlen, "not a gshmem bootstrap message (bad magic 0x%08x)", h->magic);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    h->version = wire_get16(buf + 4);
+    if (h->version != GSHMEMI_WIRE_VERSION) {
+        snprintf(err, errlen, "bootstrap protocol version mismatch: peer speaks version %u, this library version %u",
+                 (unsigned)h->version, (unsigned)GSHMEMI_WIRE_VERSION);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    h->type = wire_get16(buf + 6);
+    h->sender = (int32_t)wire_get32(buf + 8);
+    h->seq = wire_get32(buf + 12);
+    h->length = wire_get32(buf + 16);
+    if (h->type == 0 || h->type >= GSHMEMI_WIRE_TYPE_END) {
+        snprintf(err, errlen, "unknown message type %u", (unsigned)h->type);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    if (h->length > gshmemi_wire_max_payload(h->type)) {
+        snprintf(err, errlen, "%s payload of %u bytes exceeds the maximum of %u", gshmemi_wire_type_name(h->type),
+                 h->length, gshmemi_wire_max_payload(h->type));
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    return 0;
+}
+
+size_t gshmemi_wire_hello_encode(const struct gshmemi_wire_hello *hello, uint8_t *out)
+{
+    size_t host_len = strnlen(hello->host, GSHMEMI_WIRE_NAME_MAX - 1);
+    size_t job_len = strnlen(hello->job_id, GSHMEMI_WIRE_NAME_MAX - 1);
+    size_t auth_len = hello->auth_len > GSHMEMI_WIRE_AUTH_MAX ? GSHMEMI_WIRE_AUTH_MAX : hello->auth_len;
+    uint8_t *p = out + GSHMEMI_WIRE_HELLO_FIXED;
+
+    wire_put32(out, (uint32_t)hello->rank);
+    wire_put32(out + 4, (uint32_t)hello->nranks);
+    wire_put32(out + 8, hello->pid);
+    wire_put16(out + 12, hello->auth_method);
+    wire_put16(out + 14, (uint16_t)auth_len);
+    wire_put16(out + 16, (uint16_t)host_len);
+    wire_put16(out + 18, (uint16_t)job_len);
+    memcpy(p, hello->host, host_len);
+    p += host_len;
+    memcpy(p, hello->job_id, job_len);
+    p += job_len;
+    memcpy(p, hello->auth, auth_len);
+    p += auth_len;
+    return (size_t)(p - out);
+}
+
+static int wire_copy_name(char *dst, const uint8_t *src, size_t len, const char *what, char *err, size_t errlen)
+{
+    if (len >= GSHMEMI_WIRE_NAME_MAX || memchr(src, '\0', len) != NULL) {
+        snprintf(err, errlen, "HELLO %s is malformed (%zu bytes)", what, len);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+int gshmemi_wire_hello_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_hello *hello, char *err,
+                              size_t errlen)
+{
+    memset(hello, 0, sizeof(*hello));
+    if (len < GSHMEMI_WIRE_HELLO_FIXED) {
+        snprintf(err, errlen, "truncated HELLO: %zu of at least %d bytes", len, GSHMEMI_WIRE_HELLO_FIXED);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    hello->rank = (int32_t)wire_get32(buf);
+    hello->nranks = (int32_t)wire_get32(buf + 4);
+    hello->pid = wire_get32(buf + 8);
+    hello->auth_method = wire_get16(buf + 12);
+    hello->auth_len = wire_get16(buf + 14);
+    size_t host_len = wire_get16(buf + 16);
+    size_t job_len = wire_get16(buf + 18);
+    size_t want = GSHMEMI_WIRE_HELLO_FIXED + host_len + job_len + hello->auth_len;
+    if (want != len) {
+        snprintf(err, errlen, "HELLO lengths add up to %zu bytes but the payload has %zu", want, len);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    if (hello->auth_len > GSHMEMI_WIRE_AUTH_MAX) {
+        snprintf(err, errlen, "HELLO auth field of %u bytes exceeds %d", (unsigned)hello->auth_len,
+                 GSHMEMI_WIRE_AUTH_MAX);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    const uint8_t *p = buf + GSHMEMI_WIRE_HELLO_FIXED;
+    int rc = wire_copy_name(hello->host, p, host_len, "host name", err, errlen);
+    if (rc) return rc;
+    rc = wire_copy_name(hello->job_id, p + host_len, job_len, "job id", err, errlen);
+    if (rc) return rc;
+    memcpy(hello->auth, p + host_len + job_len, hello->auth_len);
+    return 0;
+}
+
+size_t gshmemi_wire_error_encode(int32_t status, const char *msg, uint8_t *out)
+{
+    size_t n = strnlen(msg, GSHMEMI_WIRE_MSG_MAX - 1);
+    wire_put32(out, (uint32_t)status);
+    memcpy(out + 4, msg, n);
+    return 4 + n;
+}
+
+int gshmemi_wire_error_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_error *e, char *err,
+                              size_t errlen)
+{
+    memset(e, 0, sizeof(*e));
+    if (len < 4 || len > GSHMEMI_WIRE_ERROR_MAX) {
+        snprintf(err, errlen, "malformed ERROR payload (%zu bytes)", len);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    e->status = (int32_t)wire_get32(buf);
+    if (e->status <= 0 || e->status >= GSHMEMX_STATUS_COUNT) {
+        snprintf(err, errlen, "ERROR carries unknown status %d", (int)e->status);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    size_t n = len - 4;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = buf[4 + i];
+        e->msg[i] = (c < 0x20 || c > 0x7e) ? '?' : (char)c; /* printable for the log */
+    }
+    e->msg[n] = '\0';
+    return 0;
+}
+
+size_t gshmemi_wire_abort_encode(const struct gshmemi_wire_abort *a, uint8_t *out)
+{
+    wire_put32(out, (uint32_t)a->status);
+    wire_put32(out + 4, (uint32_t)a->origin);
+    wire_put32(out + 8, a->kind);
+    return GSHMEMI_WIRE_ABORT_SIZE;
+}
+
+int gshmemi_wire_abort_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_abort *a, char *err,
+                              size_t errlen)
+{
+    memset(a, 0, sizeof(*a));
+    if (len != GSHMEMI_WIRE_ABORT_SIZE) {
+        snprintf(err, errlen, "malformed ABORT payload (%zu bytes, expected %d)", len, GSHMEMI_WIRE_ABORT_SIZE);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    a->status = (int32_t)wire_get32(buf);
+    a->origin = (int32_t)wire_get32(buf + 4);
+    a->kind = wire_get32(buf + 8);
+    if (a->kind != GSHMEMI_WIRE_ABORT_CALLED && a->kind != GSHMEMI_WIRE_ABORT_LOST) {
+        snprintf(err, errlen, "ABORT carries unknown kind %u", a->kind);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    return 0;
+}
+
+int64_t gshmemi_wire_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t gshmemi_wire_deadline(double timeout_s)
+{
+    if (timeout_s <= 0) return -1;
+    return gshmemi_wire_now_ms() + (int64_t)(timeout_s * 1000.0 + 0.5);
+}
+
+int gshmemi_wire_poll_ms(int64_t deadline)
+{
+    if (deadline < 0) return -1;
+    int64_t left = deadline - gshmemi_wire_now_ms();
+    if (left <= 0) return 0;
+    return left > 60000 ? 60000 : (int)left;
+}
+
+/* Waits until fd is ready for events or the deadline passes: 0, 1 on timeout, or -errno. */
+static int wire_wait(int fd, short events, int64_t deadline)
+{
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = events};
+        int ms = gshmemi_wire_poll_ms(deadline);
+        int n = poll(&pfd, 1, ms);
+        if (n > 0) return 0;
+        if (n < 0 && errno != EINTR) return -errno;
+        if (n == 0 && ms == 0) return 1; /* else poll's 60 s cap ran out: go around */
+    }
+}
+
+int gshmemi_wire_write_all(int fd, const void *buf, size_t len, int64_t deadline, const char *peer, char *err,
+                           size_t errlen)
+{
+    const char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = send(fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            int e = errno;
+            snprintf(err, errlen, "sending to %s: %s", peer, strerror(e));
+            return (e == EPIPE || e == ECONNRESET) ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_SYSTEM;
+        }
+        int w = wire_wait(fd, POLLOUT, deadline);
+        if (w == 1) {
+            snprintf(err, errlen, "timed out sending to %s (%zu of %zu bytes sent)", peer, done, len);
+            return GSHMEMX_ERR_TIMEOUT;
+        }
+        if (w < 0) {
+            snprintf(err, errlen, "waiting to send to %s: %s", peer, strerror(-w));
+            return GSHMEMX_ERR_SYSTEM;
+        }
+    }
+    return 0;
+}
+
+/* Reads len bytes; `before` bytes of the same frame were read already (for messages). */
+static int wire_read_frame_part(int fd, void *buf, size_t len, size_t before, size_t frame_len, int64_t deadline,
+                                const char *peer, char *err, size_t errlen)
+{
+    char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = recv(fd, p + done, len - done, MSG_DONTWAIT);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        size_t got = before + done;
+        if (n == 0 || (errno == ECONNRESET)) {
+            if (got == 0) {
+                snprintf(err, errlen, "%s closed the connection", peer);
+                return GSHMEMX_ERR_PEER_LOST;
+            }
+            snprintf(err, errlen, "truncated message from %s: connection closed after %zu of %zu bytes", peer,
+                     got, frame_len);
+            return GSHMEMX_ERR_PROTOCOL;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            snprintf(err, errlen, "receiving from %s: %s", peer, strerror(errno));
+            return GSHMEMX_ERR_SYSTEM;
+        }
+        int w = wire_wait(fd, POLLIN, deadline);
+        if (w == 1) {
+            snprintf(err, errlen, "timed out waiting for %s (%zu of %zu bytes of a message received)", peer, got,
+                     frame_len);
+            return GSHMEMX_ERR_TIMEOUT;
+        }
+        if (w < 0) {
+            snprintf(err, errlen, "waiting for %s: %s", peer, strerror(-w));
+            return GSHMEMX_ERR_SYSTEM;
+        }
+    }
+    return 0;
+}
+
+int gshmemi_wire_read_all(int fd, void *buf, size_t len, int64_t deadline, const char *peer, char *err,
+                          size_t errlen)
+{
+    return wire_read_frame_part(fd, buf, len, 0, len, deadline, peer, err, errlen);
+}
+
+int gshmemi_wire_send(int fd, const struct gshmemi_wire_header *h, const void *payload, int64_t deadline,
+                      const char *peer, char *err, size_t errlen)
+{
+    uint8_t hdr[GSHMEMI_WIRE_HEADER_SIZE];
+    gshmemi_wire_header_encode(h, hdr);
+    int rc = gshmemi_wire_write_all(fd, hdr, sizeof(hdr), deadline, peer, err, errlen);
+    if (rc == 0 && h->length > 0) rc = gshmemi_wire_write_all(fd, payload, h->length, deadline, peer, err, errlen);
+    return rc;
+}
+
+int gshmemi_wire_recv_header(int fd, struct gshmemi_wire_header *h, int64_t deadline, const char *peer, char *err,
+                             size_t errlen)
+{
+    uint8_t hdr[GSHMEMI_WIRE_HEADER_SIZE];
+    int rc = wire_read_frame_part(fd, hdr, sizeof(hdr), 0, sizeof(hdr), deadline, peer, err, errlen);
+    if (rc) return rc;
+    char why[GSHMEMI_WIRE_ERR_MAX];
+    rc = gshmemi_wire_header_decode(hdr, sizeof(hdr), h, why, sizeof(why));
+    if (rc) snprintf(err, errlen, "from %s: %s", peer, why);
+    return rc;
+}
+
+int gshmemi_wire_recv(int fd, struct gshmemi_wire_header *h, void **payload, int64_t deadline, const char *peer,
+                      char *err, size_t errlen)
+{
+    *payload = NULL;
+    int rc = gshmemi_wire_recv_header(fd, h, deadline, peer, err, errlen);
+    if (rc || h->length == 0) return rc;
+    void *buf = malloc(h->length);
+    if (buf == NULL) {
+        snprintf(err, errlen, "no memory for a %u-byte message from %s", h->length, peer);
+        return GSHMEMX_ERR_NOMEM;
+    }
+    rc = wire_read_frame_part(fd, buf, h->length, GSHMEMI_WIRE_HEADER_SIZE,
+                              GSHMEMI_WIRE_HEADER_SIZE + (size_t)h->length, deadline, peer, err, errlen);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *payload = buf;
+    return 0;
+}

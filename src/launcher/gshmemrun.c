@@ -1,0 +1,616 @@
+/*
+ * gshmemrun: starts N PEs of a program on this machine and hosts their bootstrap
+ * rendezvous. Each PE runs in its own process group; signals sent to gshmemrun are
+ * forwarded to every PE; the first PE to fail ends the job (SIGTERM, a grace period,
+ * SIGKILL) and its status becomes gshmemrun's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap/tcp_root.h"
+#include "bootstrap/wire.h"
+
+#define RUN_EXIT_TIMEOUT 124
+#define RUN_EXIT_LAUNCHER 125 /* gshmemrun itself failed (usage, resources) */
+#define RUN_EXIT_CANNOT_EXEC 126
+#define RUN_EXIT_NOT_FOUND 127
+#define RUN_LINE_MAX 8192
+/* How long PE output may keep flowing from leftover descendants after every PE exited. */
+#define RUN_DRAIN_MS 1000
+/* A PE that has not said HELLO this long after connecting is dropped by the root. */
+#define RUN_ROOT_TIMEOUT_S 60.0
+
+extern char **environ;
+
+static const int run_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+struct run_opts {
+    long np;
+    double timeout; /* 0: none */
+    double grace;
+    int verbose;
+    int tag_output;
+    const char **xvars; /* "VAR" or "VAR=VAL" */
+    int nx;
+    char **argv; /* the program and its arguments */
+};
+
+struct run_linebuf {
+    int fd; /* read end of the PE's pipe; -1 once closed */
+    int out_fd;
+    int rank;
+    char buf[RUN_LINE_MAX];
+    size_t len;
+};
+
+struct run_pe {
+    pid_t pid;
+    int reaped;
+    struct run_linebuf out, err;
+};
+
+struct run_job {
+    struct run_opts opts;
+    struct run_pe *pes;
+    int live; /* PEs not yet reaped */
+    int sigfd;
+    sigset_t saved_mask;
+    int exit_code;
+    int failed; /* a PE failed or the timeout fired: the job is ending */
+    int64_t timeout_at, kill_at, drain_at;
+};
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gshmemrun [options] [--] program [args...]\n"
+            "Starts N PEs of program on this machine.\n\n"
+            "  -n, -np N           number of PEs (default 1)\n"
+            "  -x, --env VAR[=VAL] set VAR in every PE (without =VAL: gshmemrun's own value); repeatable\n"
+            "  --tag-output        prefix every output line with \"[pe] \"\n"
+            "  --timeout SEC       end the job after SEC seconds and exit with status 124\n"
+            "  --grace SEC         after a failure, wait SEC seconds between SIGTERM and SIGKILL (default 3)\n"
+            "  -v, --verbose       say what gshmemrun does\n"
+            "  -h, --help          this text\n\n"
+            "Exit status: 0 when every PE succeeds; else the first failed PE's status (128+N for\n"
+            "signal N), 124 on timeout, 126/127 when the program cannot be run, 125 for other\n"
+            "gshmemrun errors.\n");
+}
+
+static int run_parse_number(const char *opt, const char *text, double min, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || v < min || v != v) {
+        fprintf(stderr, "gshmemrun: %s: invalid value '%s'\n", opt, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Value of option `name` at argv[*i]: "name=value" or the next argument. */
+static const char *run_opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "gshmemrun: %s needs a value\n", name);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int run_is_opt(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || (arg[n] == '=' && name[1] == '-'));
+}
+
+static int run_parse_one(struct run_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    double d;
+    if (run_is_opt(a, "-n") || run_is_opt(a, "-np") || run_is_opt(a, "--np")) {
+        if ((v = run_opt_value(argc, argv, i, a[1] == '-' ? "--np" : a)) == NULL) return -1;
+        if (run_parse_number("-n", v, 1, &d) != 0 || d != (long)d || d > 1e6) {
+            fprintf(stderr, "gshmemrun: -n needs a whole number of PEs >= 1\n");
+            return -1;
+        }
+        o->np = (long)d;
+    } else if (run_is_opt(a, "-x") || run_is_opt(a, "--env")) {
+        if ((v = run_opt_value(argc, argv, i, a[1] == '-' ? "--env" : "-x")) == NULL) return -1;
+        if (v[0] == '\0' || v[0] == '=') {
+            fprintf(stderr, "gshmemrun: -x needs VAR or VAR=VALUE\n");
+            return -1;
+        }
+        o->xvars[o->nx++] = v;
+    } else if (run_is_opt(a, "--timeout")) {
+        if ((v = run_opt_value(argc, argv, i, "--timeout")) == NULL || run_parse_number(a, v, 0, &o->timeout))
+            return -1;
+    } else if (run_is_opt(a, "--grace")) {
+        if ((v = run_opt_value(argc, argv, i, "--grace")) == NULL || run_parse_number(a, v, 0, &o->grace))
+            return -1;
+    } else if (!strcmp(a, "--tag-output")) {
+        o->tag_output = 1;
+    } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+        o->verbose = 1;
+    } else {
+        fprintf(stderr, "gshmemrun: unknown option '%s' (see gshmemrun --help)\n", a);
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 to run, 1 when help was printed, -1 on a usage error (already reported). */
+static int run_parse_args(struct run_opts *o, int argc, char **argv)
+{
+    *o = (struct run_opts){.np = 1, .grace = 3.0};
+    o->xvars = calloc((size_t)argc, sizeof(*o->xvars));
+    if (o->xvars == NULL) return -1;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            run_usage(stdout);
+            return 1;
+        }
+        if (run_parse_one(o, argc, argv, &i) != 0) return -1;
+    }
+    if (i >= argc) {
+        fprintf(stderr, "gshmemrun: no program to run (see gshmemrun --help)\n");
+        return -1;
+    }
+    o->argv = argv + i;
+    return 0;
+}
+
+/* The program's path as execve wants it (PATH is searched here, before any fork). */
+static char *run_find_program(const char *name)
+{
+    if (strchr(name, '/') != NULL) return strdup(name);
+    const char *path = getenv("PATH");
+    if (path == NULL || path[0] == '\0') path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        char cand[PATH_MAX];
+        int n = snprintf(cand, sizeof(cand), "%.*s%s%s", (int)(end - p), p, end == p ? "" : "/", name);
+        struct stat st;
+        if (n > 0 && (size_t)n < sizeof(cand) && stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(cand, X_OK) == 0)
+            return strdup(cand);
+        if (*end == '\0') return NULL;
+        p = end;
+    }
+}
+
+/* Whether environment entry "NAME=..." is named by one of names ("NAME" or "NAME=VAL"). */
+static int run_env_overridden(const char *entry, const char *const *names, int nnames)
+{
+    for (int k = 0; k < nnames; k++) {
+        size_t n = strcspn(names[k], "=");
+        if (strncmp(entry, names[k], n) == 0 && entry[n] == '=') return 1;
+    }
+    return 0;
+}
+
+/* Set by gshmemrun in every PE; neither inherited nor taken from -x. */
+static const char *const run_launcher_vars[] = {"GSHMEM_BOOTSTRAP", "GSHMEM_BOOTSTRAP_ROOT", "GSHMEM_RANK",
+                                                "GSHMEM_NRANKS", "GSHMEM_JOB_ID"};
+#define RUN_NLAUNCHER_VARS ((int)(sizeof(run_launcher_vars) / sizeof(run_launcher_vars[0])))
+
+/* The "VAR=VAL" entry for one -x argument, allocated; NULL when it is skipped (said why) or on ENOMEM. */
+static char *run_xvar_entry(const char *xvar)
+{
+    size_t name_len = strcspn(xvar, "=");
+    for (int j = 0; j < RUN_NLAUNCHER_VARS; j++) {
+        if (strlen(run_launcher_vars[j]) == name_len && !strncmp(run_launcher_vars[j], xvar, name_len)) {
+            fprintf(stderr, "gshmemrun: warning: -x %.*s: set by gshmemrun itself, ignored\n", (int)name_len, xvar);
+            return NULL;
+        }
+    }
+    if (xvar[name_len] == '=') return strdup(xvar);
+    const char *val = getenv(xvar);
+    char *entry = NULL;
+    if (val == NULL) fprintf(stderr, "gshmemrun: warning: -x %s: not set here, not passed\n", xvar);
+    else if (asprintf(&entry, "%s=%s", xvar, val) < 0) entry = NULL;
+    return entry;
+}
+
+/* Builds the PEs' environment: inherited entries, then [*owned_from, *rank_slot) allocated
+ * here, then the slot for each PE's GSHMEM_RANK. */
+static char **run_build_env(const struct run_opts *o, const char *root_addr, const char *job_id, int *owned_from,
+                            int *rank_slot)
+{
+    size_t n = 0, k = 0;
+    while (environ[n] != NULL) n++;
+    char **env = calloc(n + (size_t)o->nx + RUN_NLAUNCHER_VARS + 1, sizeof(char *));
+    if (env == NULL) return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!run_env_overridden(environ[i], run_launcher_vars, RUN_NLAUNCHER_VARS) &&
+            !run_env_overridden(environ[i], o->xvars, o->nx))
+            env[k++] = environ[i];
+    *owned_from = (int)k;
+    for (int i = 0; i < o->nx; i++)
+        if ((env[k] = run_xvar_entry(o->xvars[i])) != NULL) k++;
+    if (asprintf(&env[k++], "GSHMEM_BOOTSTRAP=tcp") < 0 ||
+        asprintf(&env[k++], "GSHMEM_BOOTSTRAP_ROOT=%s", root_addr) < 0 ||
+        asprintf(&env[k++], "GSHMEM_NRANKS=%ld", o->np) < 0 || asprintf(&env[k++], "GSHMEM_JOB_ID=%s", job_id) < 0)
+        return NULL; /* out of memory: gshmemrun exits at once */
+    *rank_slot = (int)k++;
+    env[k] = NULL;
+    return env;
+}
+
+static void run_free_env(char **env, int owned_from, int rank_slot)
+{
+    for (int i = owned_from; env != NULL && i < rank_slot; i++) free(env[i]);
+    free(env);
+}
+
+static void run_make_job_id(char *out, size_t outlen)
+{
+    unsigned int rnd = 0;
+    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) rnd = (unsigned)clock();
+    snprintf(out, outlen, "gshmemrun-%ld-%lx-%08x", (long)getpid(), (long)time(NULL), rnd);
+}
+
+/* In the child after fork: only async-signal-safe calls. */
+static void run_child_exec(struct run_job *job, const char *path, char **env, int rank, int out_w, int err_w,
+                           int report_w)
+{
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    if (rank > 0) {
+        int null_fd = open("/dev/null", O_RDONLY);
+        if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    }
+    if (out_w >= 0) dup2(out_w, STDOUT_FILENO);
+    if (err_w >= 0) dup2(err_w, STDERR_FILENO);
+    sigprocmask(SIG_SETMASK, &job->saved_mask, NULL);
+    execve(path, job->opts.argv, env);
+    int e = errno;
+    ssize_t rc = write(report_w, &e, sizeof(e));
+    (void)rc;
+    _exit(RUN_EXIT_NOT_FOUND);
+}
+
+static int run_pipe(int fds[2], int tag)
+{
+    fds[0] = fds[1] = -1;
+    return tag ? pipe2(fds, O_CLOEXEC) : 0;
+}
+
+/* Starts PE rank; returns 0, or the exec failure's exit status (reported). */
+static int run_spawn(struct run_job *job, const char *path, char **env, int rank)
+{
+    struct run_pe *pe = &job->pes[rank];
+    int out[2], err[2], report[2];
+    if (run_pipe(out, job->opts.tag_output) || run_pipe(err, job->opts.tag_output) || pipe2(report, O_CLOEXEC)) {
+        fprintf(stderr, "gshmemrun: pipe: %s\n", strerror(errno));
+        return RUN_EXIT_LAUNCHER;
+    }
+    pid_t pid = fork();
+    if (pid == 0) run_child_exec(job, path, env, rank, out[1], err[1], report[1]);
+    int fork_errno = errno;
+    close(report[1]);
+    if (out[1] >= 0) close(out[1]), close(err[1]);
+    pe->out = (struct run_linebuf){.fd = out[0], .out_fd = STDOUT_FILENO, .rank = rank};
+    pe->err = (struct run_linebuf){.fd = err[0], .out_fd = STDERR_FILENO, .rank = rank};
+    if (pid < 0) {
+        close(report[0]);
+        fprintf(stderr, "gshmemrun: fork: %s\n", strerror(fork_errno));
+        return RUN_EXIT_LAUNCHER;
+    }
+    setpgid(pid, pid); /* also done by the child: whichever runs first */
+    pe->pid = pid;
+    job->live++;
+    int exec_errno = 0;
+    ssize_t n;
+    while ((n = read(report[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR) {}
+    close(report[0]);
+    if (n == (ssize_t)sizeof(exec_errno)) {
+        fprintf(stderr, "gshmemrun: cannot execute '%s': %s\n", path, strerror(exec_errno));
+        return exec_errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_EXEC;
+    }
+    if (job->opts.verbose) fprintf(stderr, "gshmemrun: started PE %d (pid %ld)\n", rank, (long)pid);
+    return 0;
+}
+
+static void run_signal_all(struct run_job *job, int sig)
+{
+    for (long r = 0; r < job->opts.np; r++)
+        if (job->pes[r].pid > 0) kill(-job->pes[r].pid, sig); /* the PE's whole process group */
+}
+
+/* The job is over: SIGTERM everyone now, SIGKILL after the grace period. */
+static void run_terminate(struct run_job *job)
+{
+    if (job->kill_at >= 0) return;
+    run_signal_all(job, SIGTERM);
+    job->kill_at = gshmemi_wire_now_ms() + (int64_t)(job->opts.grace * 1000.0);
+}
+
+static void run_write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return; /* our stdout is gone: drop the output */
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void run_emit_line(int rank, int fd, const char *line, size_t len)
+{
+    char prefix[32];
+    int n = snprintf(prefix, sizeof(prefix), "[%d] ", rank);
+    run_write_all(fd, prefix, (size_t)n);
+    run_write_all(fd, line, len);
+    if (len == 0 || line[len - 1] != '\n') run_write_all(fd, "\n", 1);
+}
+
+/* Reads what a PE wrote and prints its complete lines; on EOF flushes the last partial one. */
+static void run_drain_pipe(struct run_linebuf *lb)
+{
+    int rank = lb->rank;
+    ssize_t n = read(lb->fd, lb->buf + lb->len, sizeof(lb->buf) - lb->len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n > 0) lb->len += (size_t)n;
+    size_t start = 0;
+    for (size_t i = 0; i < lb->len; i++) {
+        if (lb->buf[i] != '\n') continue;
+        run_emit_line(rank, lb->out_fd, lb->buf + start, i + 1 - start);
+        start = i + 1;
+    }
+    memmove(lb->buf, lb->buf + start, lb->len - start);
+    lb->len -= start;
+    if ((n <= 0 && lb->len > 0) || lb->len == sizeof(lb->buf)) {
+        run_emit_line(rank, lb->out_fd, lb->buf, lb->len);
+        lb->len = 0;
+    }
+    if (n <= 0) {
+        close(lb->fd);
+        lb->fd = -1;
+    }
+}
+
+static void run_report_failure(struct run_job *job, int rank, pid_t pid, int status)
+{
+    if (WIFEXITED(status)) {
+        fprintf(stderr, "gshmemrun: PE %d (pid %ld) exited with status %d\n", rank, (long)pid, WEXITSTATUS(status));
+        job->exit_code = WEXITSTATUS(status);
+    } else {
+        int sig = WTERMSIG(status);
+        fprintf(stderr, "gshmemrun: PE %d (pid %ld) was killed by signal %d (%s)\n", rank, (long)pid, sig,
+                strsignal(sig));
+        job->exit_code = 128 + sig;
+    }
+}
+
+static void run_reap(struct run_job *job)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        int rank = -1;
+        for (long r = 0; r < job->opts.np; r++)
+            if (job->pes[r].pid == pid) rank = (int)r;
+        if (rank < 0 || job->pes[rank].reaped) continue;
+        job->pes[rank].reaped = 1;
+        job->live--;
+        int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok && !job->failed) {
+            job->failed = 1;
+            run_report_failure(job, rank, pid, status);
+            run_terminate(job);
+        } else if (job->opts.verbose) {
+            int exited = WIFEXITED(status);
+            fprintf(stderr, "gshmemrun: PE %d (pid %ld) ended (%s %d)\n", rank, (long)pid, exited ? "status" : "signal",
+                    exited ? WEXITSTATUS(status) : WTERMSIG(status));
+        }
+    }
+    if (job->live == 0 && job->drain_at < 0) job->drain_at = gshmemi_wire_now_ms() + RUN_DRAIN_MS;
+}
+
+static void run_handle_signals(struct run_job *job)
+{
+    struct signalfd_siginfo si;
+    while (read(job->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        if ((int)si.ssi_signo == SIGCHLD) continue; /* reaped below, every round */
+        if (job->opts.verbose)
+            fprintf(stderr, "gshmemrun: forwarding signal %u (%s) to every PE\n", si.ssi_signo,
+                    strsignal((int)si.ssi_signo));
+        run_signal_all(job, (int)si.ssi_signo);
+    }
+}
+
+/* Acts on the timeout and grace deadlines; returns poll's timeout until the next one. */
+static int run_deadlines(struct run_job *job)
+{
+    int64_t now = gshmemi_wire_now_ms();
+    if (job->timeout_at >= 0 && now >= job->timeout_at && job->live > 0) {
+        fprintf(stderr, "gshmemrun: timeout after %g s: terminating %d running PE%s\n", job->opts.timeout, job->live,
+                job->live == 1 ? "" : "s");
+        job->timeout_at = -1;
+        job->failed = 1;
+        job->exit_code = RUN_EXIT_TIMEOUT;
+        run_terminate(job);
+    }
+    if (job->kill_at >= 0 && now >= job->kill_at) {
+        if (job->live > 0 && job->opts.verbose)
+            fprintf(stderr, "gshmemrun: grace period over: killing %d PE%s\n", job->live, job->live == 1 ? "" : "s");
+        run_signal_all(job, SIGKILL);
+        job->kill_at = INT64_MAX; /* done; never again */
+    }
+    int64_t next = -1;
+    int64_t cands[3] = {job->timeout_at, job->kill_at == INT64_MAX ? -1 : job->kill_at, job->drain_at};
+    for (int i = 0; i < 3; i++)
+        if (cands[i] >= 0 && (next < 0 || cands[i] < next)) next = cands[i];
+    return gshmemi_wire_poll_ms(next);
+}
+
+/* Output of descendants that outlived their PE: print what arrived, stop listening. */
+static void run_flush_leftovers(struct run_job *job)
+{
+    for (long r = 0; r < job->opts.np; r++) {
+        struct run_linebuf *lbs[2] = {&job->pes[r].out, &job->pes[r].err};
+        for (int k = 0; k < 2; k++) {
+            if (lbs[k]->len > 0) run_emit_line(lbs[k]->rank, lbs[k]->out_fd, lbs[k]->buf, lbs[k]->len);
+            lbs[k]->len = 0;
+            if (lbs[k]->fd >= 0) close(lbs[k]->fd);
+            lbs[k]->fd = -1;
+        }
+    }
+}
+
+static int run_event_loop(struct run_job *job)
+{
+    size_t max = 1 + 2 * (size_t)job->opts.np;
+    struct pollfd *pfds = calloc(max, sizeof(*pfds));
+    struct run_linebuf **bufs = calloc(max, sizeof(*bufs));
+    if (pfds == NULL || bufs == NULL) return RUN_EXIT_LAUNCHER;
+    for (;;) {
+        run_reap(job);
+        int timeout_ms = run_deadlines(job);
+        nfds_t n = 0;
+        pfds[n++] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
+        for (long r = 0; r < job->opts.np; r++) {
+            struct run_linebuf *lbs[2] = {&job->pes[r].out, &job->pes[r].err};
+            for (int k = 0; k < 2; k++) {
+                if (lbs[k]->fd < 0) continue;
+                bufs[n] = lbs[k];
+                pfds[n++] = (struct pollfd){.fd = lbs[k]->fd, .events = POLLIN};
+            }
+        }
+        int draining_done = job->drain_at >= 0 && gshmemi_wire_now_ms() >= job->drain_at;
+        if (job->live == 0 && (n == 1 || draining_done)) break;
+        if (poll(pfds, n, timeout_ms) < 0 && errno != EINTR) {
+            fprintf(stderr, "gshmemrun: poll: %s\n", strerror(errno));
+            break;
+        }
+        if (pfds[0].revents) run_handle_signals(job);
+        for (nfds_t i = 1; i < n; i++)
+            if (pfds[i].revents) run_drain_pipe(bufs[i]);
+    }
+    run_flush_leftovers(job);
+    free(pfds);
+    free(bufs);
+    return job->exit_code;
+}
+
+static int run_setup_signals(struct run_job *job)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    for (size_t i = 0; i < sizeof(run_forwarded_signals) / sizeof(run_forwarded_signals[0]); i++)
+        sigaddset(&set, run_forwarded_signals[i]);
+    signal(SIGPIPE, SIG_IGN); /* a closed stdout must not kill the launcher */
+    /* Blocked before the rendezvous thread starts, so every thread has them blocked. */
+    if (sigprocmask(SIG_BLOCK, &set, &job->saved_mask) != 0 ||
+        (job->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+        fprintf(stderr, "gshmemrun: signal setup: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int run_start_root(struct run_job *job, const char *job_id, struct gshmemi_tcp_root **root)
+{
+    struct gshmemi_tcp_root_config cfg = {
+        .bind_host = "127.0.0.1", .port = 0, .nranks = (int)job->opts.np, .job_id = job_id,
+        .timeout = RUN_ROOT_TIMEOUT_S};
+    if (gshmemi_tcp_root_create(&cfg, root) != 0) {
+        fprintf(stderr, "gshmemrun: cannot start the bootstrap rendezvous\n");
+        return -1;
+    }
+    if (gshmemi_tcp_root_start_thread(*root) != 0) {
+        gshmemi_tcp_root_destroy(*root);
+        *root = NULL;
+        return -1;
+    }
+    if (job->opts.verbose)
+        fprintf(stderr, "gshmemrun: job %s, rendezvous at %s\n", job_id, gshmemi_tcp_root_address(*root));
+    return 0;
+}
+
+/* Starts every PE; on a failure kills the ones already started and returns the status. */
+static int run_spawn_all(struct run_job *job, const char *path, char **env, int rank_slot)
+{
+    for (long r = 0; r < job->opts.np; r++) {
+        char rank_var[48];
+        snprintf(rank_var, sizeof(rank_var), "GSHMEM_RANK=%ld", r);
+        env[rank_slot] = rank_var; /* copied into the child by fork */
+        int rc = run_spawn(job, path, env, (int)r);
+        if (rc != 0) {
+            run_signal_all(job, SIGKILL);
+            while (job->live > 0 && wait(NULL) > 0) job->live--;
+            return rc;
+        }
+    }
+    env[rank_slot] = NULL;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct run_job job = {.timeout_at = -1, .kill_at = -1, .drain_at = -1, .sigfd = -1};
+    struct gshmemi_tcp_root *root = NULL;
+    char job_id[96];
+    int owned_from = 0, rank_slot = 0, rc = run_parse_args(&job.opts, argc, argv);
+    char *path = NULL;
+    char **env = NULL;
+    if (rc != 0) {
+        rc = rc > 0 ? 0 : RUN_EXIT_LAUNCHER;
+        goto out;
+    }
+    if ((path = run_find_program(job.opts.argv[0])) == NULL) {
+        fprintf(stderr, "gshmemrun: %s: command not found\n", job.opts.argv[0]);
+        rc = RUN_EXIT_NOT_FOUND;
+        goto out;
+    }
+    run_make_job_id(job_id, sizeof(job_id));
+    job.pes = calloc((size_t)job.opts.np, sizeof(*job.pes));
+    if (job.pes == NULL || run_setup_signals(&job) != 0 || run_start_root(&job, job_id, &root) != 0) {
+        rc = RUN_EXIT_LAUNCHER;
+        goto out;
+    }
+    env = run_build_env(&job.opts, gshmemi_tcp_root_address(root), job_id, &owned_from, &rank_slot);
+    if (env == NULL) {
+        fprintf(stderr, "gshmemrun: out of memory\n");
+        rc = RUN_EXIT_LAUNCHER;
+    } else {
+        if (job.opts.timeout > 0) job.timeout_at = gshmemi_wire_deadline(job.opts.timeout);
+        rc = run_spawn_all(&job, path, env, rank_slot);
+        if (rc == 0) rc = run_event_loop(&job);
+    }
+    gshmemi_tcp_root_stop(root);
+    gshmemi_tcp_root_join(root);
+    gshmemi_tcp_root_destroy(root);
+    if (job.opts.verbose) fprintf(stderr, "gshmemrun: exit status %d\n", rc);
+out:
+    run_free_env(env, owned_from, rank_slot);
+    free(job.pes);
+    free(job.opts.xvars);
+    free(path);
+    if (job.sigfd >= 0) close(job.sigfd);
+    return rc;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# usage: run.sh <build dir> <consumer source dir> <scratch dir>
+set -euo pipefail
+build=$1 src=$2 scratch=$3
+rm -rf "$scratch"
+mkdir -p "$scratch"
+prefix=$scratch/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in include/gshmem.h include/gshmem/host.h bin/gshmemrun bin/gshmem-info; do
+  [ -e "$prefix/$f" ] || { echo "install_consumer: $f was not installed" >&2; exit 1; }
+done
+libdir=$(dirname "$(find "$prefix" -name libgshmem.so -print -quit)")
+[ -e "$libdir/libgshmem.a" ] || { echo "install_consumer: static libgshmem.a missing" >&2; exit 1; }
+
+# 1. CMake package.
+cmake -S "$src" -B "$scratch/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$scratch/cmake-build" >/dev/null
+# 2. pkg-config.
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+cc -std=c11 -Wall -Wextra -Werror "$src/consumer.c" $(pkg-config --cflags --libs gshmem) \
+   -Wl,-rpath,"$libdir" -o "$scratch/consumer-pc"
+
+for exe in "$scratch/cmake-build/consumer" "$scratch/cmake-build/consumer-static" "$scratch/consumer-pc"; do
+  out=$("$prefix/bin/gshmemrun" -n 3 "$exe")
+  for pe in 0 1 2; do
+    grep -q "consumer: PE $pe of 3 ok" <<<"$out" || { echo "install_consumer: $exe: PE $pe missing in:"; echo "$out"; exit 1; } >&2
+  done
+done
+"$prefix/bin/gshmem-info" | grep -q "GSHMEM_SYMMETRIC_SIZE"
+echo "install_consumer: find_package (shared and static) and pkg-config consumers ran on 3 PEs"

@@ -1,0 +1,142 @@
+/* A PE for the launcher tests: argv[1] picks a behaviour (see main). Uses the
+ * bootstrap directly so the tests do not depend on gshmem_init. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.h"
+#include "core/env.h"
+#include "gshmem/status.h"
+
+static int pe_rank(void)
+{
+    const char *r = getenv("GSHMEM_RANK");
+    return r ? atoi(r) : -1;
+}
+
+static const char *pe_lookup(const char *name)
+{
+    return getenv(name);
+}
+
+static double pe_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int pe_bootstrap(struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
+{
+    char err[256];
+    if (gshmemi_env_load(env, pe_lookup, err, sizeof(err)) != 0) {
+        fprintf(stderr, "env: %s\n", err);
+        return 1;
+    }
+    int rc = gshmemi_bootstrap_init(env, bs);
+    if (rc) fprintf(stderr, "bootstrap init: %s\n", gshmemx_status_name(rc));
+    return rc;
+}
+
+/* Every PE contributes a rank-dependent pattern; each checks every byte it got. */
+static int pe_allgather(void)
+{
+    struct gshmemi_env env;
+    struct gshmemi_bootstrap bs;
+    if (pe_bootstrap(&env, &bs)) return 1;
+    enum { LEN = 37 };
+    unsigned char in[LEN], *out = malloc((size_t)bs.nranks * LEN);
+    for (int i = 0; i < LEN; i++) in[i] = (unsigned char)(bs.rank * 31 + i * 7 + 1);
+    memset(out, 0xee, (size_t)bs.nranks * LEN);
+    int rc = bs.ops->allgather(&bs, in, out, LEN);
+    for (int r = 0; rc == 0 && r < bs.nranks; r++)
+        for (int i = 0; i < LEN; i++)
+            if (out[r * LEN + i] != (unsigned char)(r * 31 + i * 7 + 1)) rc = -1;
+    if (rc == 0) rc = bs.ops->barrier(&bs);
+    printf("PE %d %s local %d/%d node %d\n", bs.rank, rc == 0 ? "ok" : "FAILED", bs.local_rank, bs.local_nranks,
+           bs.node_of_rank[bs.rank]);
+    free(out);
+    gshmemi_bootstrap_fini(&bs);
+    return rc != 0;
+}
+
+/* PE 0 dies between two barriers; the others (deaf to SIGTERM) must be released by the bootstrap. */
+static int pe_barrier_die(void)
+{
+    struct gshmemi_env env;
+    struct gshmemi_bootstrap bs;
+    if (pe_bootstrap(&env, &bs)) return 1;
+    if (bs.ops->barrier(&bs) != 0) return 1;
+    if (bs.rank == 0) {
+        usleep(200000);
+        _exit(7);
+    }
+    signal(SIGTERM, SIG_IGN);
+    double t0 = pe_now();
+    int rc = bs.ops->barrier(&bs);
+    printf("PE %d: barrier returned %s after %.1f s\n", bs.rank, gshmemx_status_name(rc), pe_now() - t0);
+    fflush(stdout);
+    gshmemi_bootstrap_fini(&bs);
+    return rc == 0; /* success here means the bootstrap released us with an error */
+}
+
+static volatile sig_atomic_t pe_got_term;
+
+static void pe_on_term(int sig)
+{
+    (void)sig;
+    pe_got_term = 1;
+}
+
+static int pe_wait_sigterm(void)
+{
+    struct sigaction sa = {.sa_handler = pe_on_term};
+    sigaction(SIGTERM, &sa, NULL);
+    printf("PE %d ready\n", pe_rank());
+    fflush(stdout);
+    for (int i = 0; i < 300 && !pe_got_term; i++) usleep(100000);
+    printf("PE %d %s\n", pe_rank(), pe_got_term ? "got SIGTERM" : "never got SIGTERM");
+    return pe_got_term ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    int rank = pe_rank();
+    if (!strcmp(mode, "exit") && argc > 3) { /* exit CODE RANK */
+        if (rank == atoi(argv[3])) return atoi(argv[2]);
+        sleep(30);
+        return 0;
+    }
+    if (!strcmp(mode, "kill") && argc > 2) { /* kill RANK */
+        if (rank == atoi(argv[2])) raise(SIGKILL);
+        sleep(30);
+        return 0;
+    }
+    if (!strcmp(mode, "sleep") && argc > 2) {
+        sleep((unsigned)atoi(argv[2]));
+        return 0;
+    }
+    if (!strcmp(mode, "hello")) {
+        printf("hello from PE %d\n", rank);
+        fflush(stdout);
+        fprintf(stderr, "err from PE %d\n", rank);
+        printf("partial %d", rank);
+        return 0;
+    }
+    if (!strcmp(mode, "env")) {
+        for (int i = 2; i < argc; i++) {
+            const char *v = getenv(argv[i]);
+            printf("PE %d %s=%s\n", rank, argv[i], v ? v : "(unset)");
+        }
+        return 0;
+    }
+    if (!strcmp(mode, "sigterm")) return pe_wait_sigterm();
+    if (!strcmp(mode, "allgather")) return pe_allgather();
+    if (!strcmp(mode, "barrier_die")) return pe_barrier_die();
+    fprintf(stderr, "launcher_pe: unknown mode '%s'\n", mode);
+    return 2;
+}

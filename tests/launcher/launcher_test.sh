@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Launcher tests: launcher_test.sh BIN_DIR LAUNCHER_PE CASE
+# BIN_DIR holds gshmemrun; LAUNCHER_PE is the test PE program (launcher_pe.c).
+set -u
+BIN=$1
+PE=$2
+CASE=$3
+RUN="$BIN/gshmemrun"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+OUT=$TMP/out
+ERR=$TMP/err
+
+fail() {
+    echo "FAIL [$CASE]: $*"
+    echo "--- stdout"; cat "$OUT" 2>/dev/null
+    echo "--- stderr"; cat "$ERR" 2>/dev/null
+    exit 1
+}
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# run ARGS...: runs gshmemrun, sets RC and ELAPSED_MS.
+run() {
+    local t0
+    t0=$(now_ms)
+    "$RUN" "$@" >"$OUT" 2>"$ERR"
+    RC=$?
+    ELAPSED_MS=$(( $(now_ms) - t0 ))
+}
+
+expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1"; }
+expect_faster() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took ${ELAPSED_MS} ms, expected < $1 ms"; }
+expect_line() { grep -Eq -- "$2" "$1" || fail "no line matching '$2' in $(basename "$1")"; }
+expect_count() { local n; n=$(grep -Ec -- "$2" "$1"); [ "$n" -eq "$3" ] || fail "$n lines match '$2', expected $3"; }
+
+case "$CASE" in
+exit_status)
+    run -n 3 "$PE" exit 3 2
+    expect_rc 3
+    expect_line "$ERR" '^gshmemrun: PE 2 \(pid [0-9]+\) exited with status 3$'
+    expect_count "$ERR" '^gshmemrun: PE' 1
+    expect_faster 10000
+    ;;
+signal_death)
+    run -n 2 "$PE" kill 1
+    expect_rc 137
+    expect_line "$ERR" '^gshmemrun: PE 1 \(pid [0-9]+\) was killed by signal 9 \(Killed\)$'
+    expect_faster 10000
+    ;;
+timeout)
+    run --timeout 2 -n 2 "$PE" sleep 60
+    expect_rc 124
+    expect_line "$ERR" '^gshmemrun: timeout after 2 s'
+    [ "$ELAPSED_MS" -ge 1900 ] || fail "ended after ${ELAPSED_MS} ms, before the timeout"
+    expect_faster 6000
+    ;;
+tag_output)
+    run -n 3 --tag-output "$PE" hello
+    expect_rc 0
+    for r in 0 1 2; do
+        expect_line "$OUT" "^\[$r\] hello from PE $r\$"
+        expect_line "$OUT" "^\[$r\] partial $r\$"
+        expect_line "$ERR" "^\[$r\] err from PE $r\$"
+    done
+    expect_count "$OUT" '.' 6
+    expect_count "$OUT" '^\[[0-2]\] ' 6
+    ;;
+env_vars)
+    export GSHMEMRUN_TEST_OUTER=outer GSHMEMRUN_TEST_INHERITED=inherited GSHMEM_RANK=77
+    run -n 2 -x GSHMEMRUN_TEST_SET=value -x GSHMEMRUN_TEST_OUTER --env GSHMEMRUN_TEST_EQ==x -x GSHMEM_RANK=99 \
+        "$PE" env GSHMEMRUN_TEST_SET GSHMEMRUN_TEST_OUTER GSHMEMRUN_TEST_EQ GSHMEMRUN_TEST_INHERITED \
+        GSHMEM_RANK GSHMEM_NRANKS GSHMEM_BOOTSTRAP GSHMEM_BOOTSTRAP_ROOT GSHMEM_JOB_ID
+    expect_rc 0
+    for r in 0 1; do
+        expect_line "$OUT" "^PE $r GSHMEMRUN_TEST_SET=value\$"
+        expect_line "$OUT" "^PE $r GSHMEMRUN_TEST_OUTER=outer\$"
+        expect_line "$OUT" "^PE $r GSHMEMRUN_TEST_EQ==x\$"
+        expect_line "$OUT" "^PE $r GSHMEMRUN_TEST_INHERITED=inherited\$"
+        expect_line "$OUT" "^PE $r GSHMEM_RANK=$r\$"
+        expect_line "$OUT" "^PE $r GSHMEM_NRANKS=2\$"
+        expect_line "$OUT" "^PE $r GSHMEM_BOOTSTRAP=tcp\$"
+        expect_line "$OUT" "^PE $r GSHMEM_BOOTSTRAP_ROOT=127\.0\.0\.1:[0-9]+\$"
+    done
+    expect_line "$ERR" 'GSHMEM_RANK: set by gshmemrun itself'
+    ids=$(grep -E '^PE [01] GSHMEM_JOB_ID=.+' "$OUT" | sed 's/^PE [01] //' | sort -u | wc -l)
+    [ "$ids" -eq 1 ] || fail "PEs see $ids different job ids"
+    ;;
+signal_forwarding)
+    "$RUN" -n 2 "$PE" sigterm >"$OUT" 2>"$ERR" &
+    pid=$!
+    for _ in $(seq 100); do
+        [ "$(grep -c ready "$OUT")" -eq 2 ] && break
+        sleep 0.1
+    done
+    [ "$(grep -c ready "$OUT")" -eq 2 ] || { kill -KILL $pid; fail "PEs never got ready"; }
+    kill -TERM $pid
+    wait $pid
+    RC=$?
+    expect_rc 0
+    expect_line "$OUT" '^PE 0 got SIGTERM$'
+    expect_line "$OUT" '^PE 1 got SIGTERM$'
+    ;;
+bootstrap_peer_death)
+    # The others ignore SIGTERM and the grace period is long: only the bootstrap can release them.
+    run --grace 30 -n 4 "$PE" barrier_die
+    expect_rc 7
+    expect_line "$ERR" '^gshmemrun: PE 0 \(pid [0-9]+\) exited with status 7$'
+    expect_count "$OUT" '^PE [1-3]: barrier returned GSHMEMX_ERR_(PEER_LOST|ABORTED)' 3
+    expect_line "$ERR" 'PE 0 exited or lost its connection'
+    expect_faster 10000
+    ;;
+exec_failure)
+    run -n 2 /nonexistent/gshmem-test-program
+    expect_rc 127
+    expect_line "$ERR" "^gshmemrun: cannot execute '/nonexistent/gshmem-test-program': No such file or directory\$"
+    run -n 2 gshmem-no-such-program-anywhere
+    expect_rc 127
+    expect_line "$ERR" '^gshmemrun: gshmem-no-such-program-anywhere: command not found$'
+    touch "$TMP/not-executable"
+    run -n 2 "$TMP/not-executable"
+    expect_rc 126
+    ;;
+allgather)
+    run -n 4 "$PE" allgather
+    expect_rc 0
+    for r in 0 1 2 3; do expect_line "$OUT" "^PE $r ok local $r/4 node 0\$"; done
+    ;;
+*)
+    echo "unknown case '$CASE'"
+    exit 2
+    ;;
+esac
+echo "PASS [$CASE]"

@@ -1,0 +1,483 @@
+/* The TCP rendezvous root and client: refusals of bad peers (raw sockets), and the
+ * collective paths (allgather, mismatch, abort, lost PE, timeout) with real clients. */
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/tcp_root.h"
+#include "bootstrap/wire.h"
+#include "core/env.h"
+#include "gshmem/status.h"
+
+#define JOB "job-A"
+
+static struct gshmemi_tcp_root *root;
+static char err[GSHMEMI_WIRE_ERR_MAX];
+
+static void root_up(int nranks)
+{
+    struct gshmemi_tcp_root_config cfg = {
+        .bind_host = "127.0.0.1", .port = 0, .nranks = nranks, .job_id = JOB, .timeout = 5};
+    cr_assert_eq(gshmemi_tcp_root_create(&cfg, &root), 0);
+    cr_assert_gt(gshmemi_tcp_root_port(root), 0);
+    cr_assert_eq(gshmemi_tcp_root_start_thread(root), 0);
+}
+
+static void root_up2(void)
+{
+    root_up(2);
+}
+
+static void root_up3(void)
+{
+    root_up(3);
+}
+
+static void root_down(void)
+{
+    gshmemi_tcp_root_stop(root);
+    gshmemi_tcp_root_join(root);
+    gshmemi_tcp_root_destroy(root);
+}
+
+/* ---- raw peers ---- */
+
+static int raw_connect(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)gshmemi_tcp_root_port(root))};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    return fd;
+}
+
+static void raw_send(int fd, unsigned type, int version, const void *payload, uint32_t len)
+{
+    struct gshmemi_wire_header h;
+    uint8_t hdr[GSHMEMI_WIRE_HEADER_SIZE];
+    gshmemi_wire_header_init(&h, type, 0, 0, len);
+    h.version = (uint16_t)version;
+    gshmemi_wire_header_encode(&h, hdr);
+    cr_assert_eq(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    if (len) cr_assert_eq(write(fd, payload, len), (ssize_t)len);
+}
+
+static void raw_hello(int fd, int rank, int nranks, const char *job)
+{
+    struct gshmemi_wire_hello h = {.rank = rank, .nranks = nranks, .pid = 1};
+    uint8_t buf[GSHMEMI_WIRE_HELLO_MAX];
+    strcpy(h.host, "test-host");
+    strcpy(h.job_id, job);
+    raw_send(fd, GSHMEMI_WIRE_HELLO, GSHMEMI_WIRE_VERSION, buf, (uint32_t)gshmemi_wire_hello_encode(&h, buf));
+}
+
+/* Reads one frame; asserts it is ERROR (then EOF) and returns its message. */
+static const char *raw_expect_refusal(int fd, int status)
+{
+    static struct gshmemi_wire_error e;
+    struct gshmemi_wire_header h;
+    void *payload;
+    int rc = gshmemi_wire_recv(fd, &h, &payload, gshmemi_wire_deadline(5), "root", err, sizeof(err));
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(h.type, GSHMEMI_WIRE_ERROR, "got %s", gshmemi_wire_type_name(h.type));
+    cr_assert_eq(gshmemi_wire_error_decode(payload, h.length, &e, err, sizeof(err)), 0, "%s", err);
+    free(payload);
+    cr_assert_eq(e.status, status, "status %d: %s", e.status, e.msg);
+    char c;
+    cr_assert_eq(read(fd, &c, 1), 0, "the root closes a refused connection");
+    close(fd);
+    return e.msg;
+}
+
+static void raw_expect(int fd, unsigned type)
+{
+    struct gshmemi_wire_header h;
+    void *payload;
+    int rc = gshmemi_wire_recv(fd, &h, &payload, gshmemi_wire_deadline(5), "root", err, sizeof(err));
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(h.type, type, "got %s, expected %s", gshmemi_wire_type_name(h.type), gshmemi_wire_type_name(type));
+    free(payload);
+}
+
+/* ---- real clients, one thread each ---- */
+
+enum client_op { OP_ALLGATHER, OP_MISMATCH, OP_ABORT, OP_BARRIER, OP_CHECK_UNTIL_ABORT, OP_NODES };
+
+struct client {
+    pthread_t thread;
+    enum client_op op;
+    int rank, nranks;
+    double timeout;
+    char addr[64];
+    const char *node_id;
+    int rc;
+    int rc2; /* second operation's result */
+    struct gshmemi_bootstrap bs;
+};
+
+static void client_env(struct client *c, struct gshmemi_env *env)
+{
+    memset(env, 0, sizeof(*env));
+    env->bootstrap = GSHMEMI_BOOTSTRAP_TCP;
+    env->bootstrap_root = c->addr;
+    env->rank = c->rank;
+    env->nranks = c->nranks;
+    env->job_id = JOB;
+    env->timeout = c->timeout;
+    env->node_id = c->node_id ? c->node_id : "";
+}
+
+static int client_allgather_checked(struct gshmemi_bootstrap *bs)
+{
+    enum { LEN = 29 };
+    uint8_t in[LEN], out[8 * LEN];
+    for (int i = 0; i < LEN; i++) in[i] = (uint8_t)(bs->rank * 53 + i * 3 + 1);
+    memset(out, 0xee, sizeof(out));
+    int rc = bs->ops->allgather(bs, in, out, LEN);
+    for (int r = 0; rc == 0 && r < bs->nranks; r++)
+        for (int i = 0; i < LEN; i++)
+            if (out[r * LEN + i] != (uint8_t)(r * 53 + i * 3 + 1)) rc = -1;
+    for (size_t i = (size_t)bs->nranks * LEN; rc == 0 && i < sizeof(out); i++)
+        if (out[i] != 0xee) rc = -2; /* wrote past the result */
+    return rc;
+}
+
+static int client_run_op(struct client *c)
+{
+    struct gshmemi_bootstrap *bs = &c->bs;
+    uint8_t buf[64] = {0}, out[3 * 64];
+    switch (c->op) {
+    case OP_ALLGATHER: return client_allgather_checked(bs);
+    case OP_BARRIER: return bs->ops->barrier(bs);
+    case OP_MISMATCH:
+        c->rc2 = bs->ops->allgather(bs, buf, out, bs->rank == 0 ? 8 : 16);
+        return client_allgather_checked(bs); /* the job goes on after a mismatched round */
+    case OP_ABORT:
+        if (bs->rank == 0) {
+            bs->ops->abort(bs, 5);
+            return 0;
+        }
+        return bs->ops->barrier(bs);
+    case OP_CHECK_UNTIL_ABORT:
+        for (int i = 0; i < 500; i++) {
+            int rc = bs->ops->check(bs);
+            if (rc) return rc;
+            usleep(10000);
+        }
+        return 0;
+    case OP_NODES: return bs->ops->barrier(bs);
+    }
+    return -1;
+}
+
+static void *client_main(void *arg)
+{
+    struct client *c = arg;
+    struct gshmemi_env env;
+    client_env(c, &env);
+    c->rc = gshmemi_bootstrap_init(&env, &c->bs);
+    if (c->rc == 0) c->rc = client_run_op(c);
+    if (c->op != OP_NODES && c->bs.ops != NULL) gshmemi_bootstrap_fini(&c->bs);
+    return NULL;
+}
+
+/* Starts n clients with ranks first_rank, first_rank + 1, ... */
+static void clients_start(struct client *cs, int n, int first_rank, int nranks, enum client_op op, double timeout)
+{
+    for (int i = 0; i < n; i++) {
+        cs[i].rank = first_rank + i;
+        cs[i].nranks = nranks;
+        cs[i].op = op;
+        cs[i].timeout = timeout;
+        snprintf(cs[i].addr, sizeof(cs[i].addr), "%s", gshmemi_tcp_root_address(root));
+        cr_assert_eq(pthread_create(&cs[i].thread, NULL, client_main, &cs[i]), 0);
+    }
+}
+
+static void clients_join(struct client *cs, int n)
+{
+    for (int i = 0; i < n; i++) pthread_join(cs[i].thread, NULL);
+}
+
+TestSuite(root_refusal, .init = root_up2, .fini = root_down, .timeout = 30);
+
+Test(root_refusal, garbage)
+{
+    int fd = raw_connect();
+    cr_assert_eq(write(fd, "GET / HTTP/1.1\r\nHost: gshmem\r\n\r\n", 32), 32);
+    cr_assert(strstr(raw_expect_refusal(fd, GSHMEMX_ERR_PROTOCOL), "bad magic") != NULL);
+}
+
+Test(root_refusal, version_mismatch)
+{
+    int fd = raw_connect();
+    raw_send(fd, GSHMEMI_WIRE_HELLO, GSHMEMI_WIRE_VERSION + 1, NULL, 0);
+    const char *msg = raw_expect_refusal(fd, GSHMEMX_ERR_PROTOCOL);
+    cr_assert(strstr(msg, "version mismatch") != NULL, "%s", msg);
+}
+
+Test(root_refusal, not_hello_first)
+{
+    int fd = raw_connect();
+    raw_send(fd, GSHMEMI_WIRE_GATHER, GSHMEMI_WIRE_VERSION, "abcd", 4);
+    cr_assert(strstr(raw_expect_refusal(fd, GSHMEMX_ERR_PROTOCOL), "expected HELLO, got GATHER") != NULL);
+}
+
+Test(root_refusal, oversized_hello)
+{
+    int fd = raw_connect();
+    uint8_t hdr[GSHMEMI_WIRE_HEADER_SIZE];
+    struct gshmemi_wire_header h;
+    gshmemi_wire_header_init(&h, GSHMEMI_WIRE_HELLO, 0, 0, 100u << 20);
+    gshmemi_wire_header_encode(&h, hdr);
+    cr_assert_eq(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    cr_assert(strstr(raw_expect_refusal(fd, GSHMEMX_ERR_PROTOCOL), "exceeds") != NULL);
+}
+
+Test(root_refusal, malformed_hello_payload)
+{
+    int fd = raw_connect();
+    uint8_t junk[GSHMEMI_WIRE_HELLO_FIXED + 4] = {0};
+    junk[16] = 200; /* claims a 200-byte host name */
+    raw_send(fd, GSHMEMI_WIRE_HELLO, GSHMEMI_WIRE_VERSION, junk, sizeof(junk));
+    cr_assert(strstr(raw_expect_refusal(fd, GSHMEMX_ERR_PROTOCOL), "add up") != NULL);
+}
+
+Test(root_refusal, rank_out_of_range)
+{
+    int fd = raw_connect();
+    raw_hello(fd, 2, 2, JOB);
+    cr_assert(strstr(raw_expect_refusal(fd, GSHMEMX_ERR_BOOTSTRAP), "rank 2 is out of range [0, 2)") != NULL);
+    fd = raw_connect();
+    raw_hello(fd, -1, 2, JOB);
+    cr_assert(strstr(raw_expect_refusal(fd, GSHMEMX_ERR_BOOTSTRAP), "out of range") != NULL);
+}
+
+Test(root_refusal, nranks_mismatch)
+{
+    int fd = raw_connect();
+    raw_hello(fd, 0, 3, JOB);
+    const char *msg = raw_expect_refusal(fd, GSHMEMX_ERR_BOOTSTRAP);
+    cr_assert(strstr(msg, "3 PEs, the root serves 2") != NULL, "%s", msg);
+}
+
+Test(root_refusal, other_job)
+{
+    int fd = raw_connect();
+    raw_hello(fd, 0, 2, "job-B");
+    cr_assert(strstr(raw_expect_refusal(fd, GSHMEMX_ERR_BOOTSTRAP), "belongs to job 'job-B'") != NULL);
+}
+
+Test(root_refusal, duplicate_rank)
+{
+    int first = raw_connect();
+    raw_hello(first, 0, 2, JOB);
+    raw_expect(first, GSHMEMI_WIRE_WELCOME);
+    int dup = raw_connect();
+    raw_hello(dup, 0, 2, JOB);
+    const char *msg = raw_expect_refusal(dup, GSHMEMX_ERR_BOOTSTRAP);
+    cr_assert(strstr(msg, "duplicate rank 0") != NULL, "%s", msg);
+    close(first);
+}
+
+/* After strangers of every kind, the job's real PEs are still served. */
+Test(root_refusal, keeps_serving_good_clients)
+{
+    int fd = raw_connect();
+    cr_assert_eq(write(fd, "\x00\x01\x02", 3), 3);
+    close(fd); /* truncated header, then gone */
+    fd = raw_connect();
+    raw_send(fd, GSHMEMI_WIRE_HELLO, GSHMEMI_WIRE_VERSION, "short", 5);
+    raw_expect_refusal(fd, GSHMEMX_ERR_PROTOCOL);
+    fd = raw_connect();
+    raw_hello(fd, 7, 2, JOB);
+    raw_expect_refusal(fd, GSHMEMX_ERR_BOOTSTRAP);
+    int silent = raw_connect(); /* connected, never speaks */
+    struct client cs[2] = {0};
+    clients_start(cs, 2, 0, 2, OP_ALLGATHER, 10);
+    clients_join(cs, 2);
+    cr_assert_eq(cs[0].rc, 0, "PE 0: %s", gshmemx_status_name(cs[0].rc));
+    cr_assert_eq(cs[1].rc, 0, "PE 1: %s", gshmemx_status_name(cs[1].rc));
+    close(silent);
+}
+
+TestSuite(root_job, .init = root_up3, .fini = root_down, .timeout = 30);
+
+Test(root_job, allgather_three_pes)
+{
+    struct client cs[3] = {0};
+    clients_start(cs, 3, 0, 3, OP_ALLGATHER, 10);
+    clients_join(cs, 3);
+    for (int i = 0; i < 3; i++) cr_assert_eq(cs[i].rc, 0, "PE %d: %d", i, cs[i].rc);
+}
+
+Test(root_job, length_mismatch_fails_the_round_on_every_pe)
+{
+    struct client cs[3] = {0};
+    clients_start(cs, 3, 0, 3, OP_MISMATCH, 10);
+    clients_join(cs, 3);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(cs[i].rc2, GSHMEMX_ERR_MISMATCH, "PE %d: %s", i, gshmemx_status_name(cs[i].rc2));
+        cr_assert_eq(cs[i].rc, 0, "PE %d, next round: %s", i, gshmemx_status_name(cs[i].rc));
+    }
+}
+
+Test(root_job, abort_reaches_the_others)
+{
+    struct client cs[3] = {0};
+    clients_start(cs, 3, 0, 3, OP_ABORT, 10);
+    clients_join(cs, 3);
+    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_ABORTED, "%s", gshmemx_status_name(cs[1].rc));
+    cr_assert_eq(cs[2].rc, GSHMEMX_ERR_ABORTED, "%s", gshmemx_status_name(cs[2].rc));
+}
+
+Test(root_job, check_sees_an_abort)
+{
+    struct client cs[3] = {0};
+    clients_start(cs + 1, 2, 1, 3, OP_CHECK_UNTIL_ABORT, 10);
+    clients_start(cs, 1, 0, 3, OP_ABORT, 10);
+    clients_join(cs, 3);
+    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_ABORTED, "%s", gshmemx_status_name(cs[1].rc));
+    cr_assert_eq(cs[2].rc, GSHMEMX_ERR_ABORTED, "%s", gshmemx_status_name(cs[2].rc));
+}
+
+Test(root_job, lost_pe_releases_a_barrier)
+{
+    int fd = raw_connect();
+    raw_hello(fd, 0, 3, JOB);
+    raw_expect(fd, GSHMEMI_WIRE_WELCOME);
+    struct client cs[2] = {0};
+    clients_start(cs, 2, 1, 3, OP_BARRIER, 10);
+    usleep(200000);
+    close(fd); /* PE 0 dies without BYE */
+    clients_join(cs, 2);
+    cr_assert_eq(cs[0].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[0].rc));
+    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[1].rc));
+}
+
+Test(root_job, garbage_from_a_joined_pe_ends_the_job)
+{
+    int fd = raw_connect();
+    raw_hello(fd, 0, 3, JOB);
+    raw_expect(fd, GSHMEMI_WIRE_WELCOME);
+    struct client cs[2] = {0};
+    clients_start(cs, 2, 1, 3, OP_BARRIER, 10);
+    usleep(200000);
+    cr_assert_eq(write(fd, "this is not a frame!", 20), 20);
+    clients_join(cs, 2);
+    cr_assert_eq(cs[0].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[0].rc));
+    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[1].rc));
+    close(fd);
+}
+
+/* PE 2 never comes: PE 0 times out; its leaving then releases PE 1 (longer timeout). */
+Test(root_job, missing_pe_is_a_timeout)
+{
+    struct client cs[2] = {0};
+    int64_t t0 = gshmemi_wire_now_ms();
+    clients_start(cs, 1, 0, 3, OP_BARRIER, 0.5);
+    clients_start(cs + 1, 1, 1, 3, OP_BARRIER, 20);
+    clients_join(cs, 2);
+    int64_t waited = gshmemi_wire_now_ms() - t0;
+    cr_assert_eq(cs[0].rc, GSHMEMX_ERR_TIMEOUT, "%s", gshmemx_status_name(cs[0].rc));
+    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[1].rc));
+    cr_assert_lt(waited, 3000, "waited %ld ms", (long)waited);
+}
+
+Test(root_job, node_local_view)
+{
+    struct client cs[3] = {{.node_id = "node-b"}, {.node_id = "node-a"}, {.node_id = "node-b"}};
+    clients_start(cs, 3, 0, 3, OP_NODES, 10);
+    clients_join(cs, 3);
+    for (int i = 0; i < 3; i++) {
+        struct gshmemi_bootstrap *bs = &cs[i].bs;
+        cr_assert_eq(cs[i].rc, 0, "PE %d: %d", i, cs[i].rc);
+        cr_assert_eq(bs->node_of_rank[0], 0, "nodes are numbered by their lowest rank");
+        cr_assert_eq(bs->node_of_rank[1], 1);
+        cr_assert_eq(bs->node_of_rank[2], 0);
+    }
+    cr_assert_eq(cs[0].bs.local_nranks, 2);
+    cr_assert_eq(cs[0].bs.local_rank, 0);
+    cr_assert_eq(cs[1].bs.local_nranks, 1);
+    cr_assert_eq(cs[1].bs.local_rank, 0);
+    cr_assert_eq(cs[1].bs.local_ranks[0], 1);
+    cr_assert_eq(cs[2].bs.local_rank, 1);
+    cr_assert_eq(cs[2].bs.local_ranks[0], 0);
+    cr_assert_eq(cs[2].bs.local_ranks[1], 2);
+    for (int i = 0; i < 3; i++) gshmemi_bootstrap_fini(&cs[i].bs);
+}
+
+TestSuite(bootstrap_select, .timeout = 10);
+
+Test(bootstrap_select, single_pe)
+{
+    struct gshmemi_env env = {.bootstrap = GSHMEMI_BOOTSTRAP_AUTO, .bootstrap_root = "", .rank = -1,
+                              .node_id = "solo", .job_id = ""};
+    struct gshmemi_bootstrap bs;
+    cr_assert_eq(gshmemi_bootstrap_init(&env, &bs), 0);
+    cr_assert_str_eq(bs.ops->name, "single");
+    cr_assert_eq(bs.rank, 0);
+    cr_assert_eq(bs.nranks, 1);
+    cr_assert_eq(bs.local_nranks, 1);
+    cr_assert_eq(bs.local_ranks[0], 0);
+    uint8_t in[5] = {1, 2, 3, 4, 5}, out[6] = {0, 0, 0, 0, 0, 0xee};
+    cr_assert_eq(bs.ops->allgather(&bs, in, out, 5), 0);
+    cr_assert_eq(memcmp(in, out, 5), 0);
+    cr_assert_eq(out[5], 0xee);
+    cr_assert_eq(bs.ops->barrier(&bs), 0);
+    cr_assert_eq(bs.ops->check(&bs), 0);
+    gshmemi_bootstrap_fini(&bs);
+}
+
+Test(bootstrap_select, not_built_yet)
+{
+    int kinds[] = {GSHMEMI_BOOTSTRAP_PMIX, GSHMEMI_BOOTSTRAP_K8S, GSHMEMI_BOOTSTRAP_UID};
+    for (int i = 0; i < 3; i++) {
+        struct gshmemi_env env = {.bootstrap = kinds[i], .bootstrap_root = "", .node_id = "", .job_id = ""};
+        struct gshmemi_bootstrap bs;
+        cr_assert_eq(gshmemi_bootstrap_init(&env, &bs), GSHMEMX_ERR_NOT_SUPPORTED);
+    }
+}
+
+Test(bootstrap_select, tcp_bad_config)
+{
+    const char *roots[] = {"", "nohostport", "host:", ":5", "::1:5000", "[::1]5000", "h:12x"};
+    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+        struct gshmemi_env env = {.bootstrap = GSHMEMI_BOOTSTRAP_TCP, .bootstrap_root = roots[i], .rank = 0,
+                                  .nranks = 2, .node_id = "", .job_id = "", .timeout = 1};
+        struct gshmemi_bootstrap bs;
+        cr_assert_eq(gshmemi_bootstrap_init(&env, &bs), GSHMEMX_ERR_CONFIG, "root '%s'", roots[i]);
+    }
+    struct gshmemi_env env = {.bootstrap = GSHMEMI_BOOTSTRAP_TCP, .bootstrap_root = "127.0.0.1:1", .rank = 2,
+                              .nranks = 2, .node_id = "", .job_id = "", .timeout = 1};
+    struct gshmemi_bootstrap bs;
+    cr_assert_eq(gshmemi_bootstrap_init(&env, &bs), GSHMEMX_ERR_CONFIG, "rank out of range");
+}
+
+Test(bootstrap_select, unreachable_root_times_out)
+{
+    /* A port nobody listens on: retries with backoff, then a timeout. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sa);
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    char root_addr[64];
+    snprintf(root_addr, sizeof(root_addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+    struct gshmemi_env env = {.bootstrap = GSHMEMI_BOOTSTRAP_TCP, .bootstrap_root = root_addr, .rank = 0,
+                              .nranks = 2, .node_id = "", .job_id = "", .timeout = 0.3};
+    struct gshmemi_bootstrap bs;
+    int64_t t0 = gshmemi_wire_now_ms();
+    cr_assert_eq(gshmemi_bootstrap_init(&env, &bs), GSHMEMX_ERR_TIMEOUT);
+    cr_assert_lt(gshmemi_wire_now_ms() - t0, 3000);
+    close(fd);
+}
