@@ -60,7 +60,7 @@ static int tcp_parse_root(const char *text, char *host, size_t hostlen, char *po
     return 0;
 }
 
-/* One nonblocking connect bounded by deadline: a connected blocking fd, or -errno. */
+/* One connect bounded by deadline: a connected (nonblocking) fd, or -errno. */
 static int tcp_connect_one(const struct addrinfo *ai, int64_t deadline)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);

@@ -23,6 +23,7 @@
 /* Connections that have not said HELLO yet, beyond the nranks slots. */
 #define ROOT_PENDING_MAX 64
 #define ROOT_PEER_MAX 160
+#define ROOT_ABORT_SEND_TIMEOUT_S 1.0
 
 struct root_conn {
     int fd; /* -1: free slot */
@@ -85,15 +86,22 @@ static void root_close_conn(struct gshmemi_tcp_root *root, struct root_conn *c)
     root_conn_reset(c);
 }
 
-static int root_send(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
-                     const void *payload, size_t len)
+static int root_send_timed(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
+                           const void *payload, size_t len, double timeout)
 {
     struct gshmemi_wire_header h;
     char err[GSHMEMI_WIRE_ERR_MAX];
     gshmemi_wire_header_init(&h, type, GSHMEMI_WIRE_ROOT, seq, (uint32_t)len);
-    int rc = gshmemi_wire_send(c->fd, &h, payload, gshmemi_wire_deadline(root->timeout), c->peer, err, sizeof(err));
-    if (rc) GSHMEMI_WARN(BOOT, "bootstrap root: %s", err);
+    int rc = gshmemi_wire_send(c->fd, &h, payload, gshmemi_wire_deadline(timeout), c->peer, err, sizeof(err));
+    if (rc && !root->failed) GSHMEMI_WARN(BOOT, "bootstrap root: %s", err);
+    else if (rc) GSHMEMI_INFO(BOOT, "bootstrap root: %s (the job is ending)", err);
     return rc;
+}
+
+static int root_send(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
+                     const void *payload, size_t len)
+{
+    return root_send_timed(root, c, type, seq, payload, len, root->timeout);
 }
 
 static int root_send_error(struct gshmemi_tcp_root *root, struct root_conn *c, int status, const char *msg)
@@ -125,7 +133,8 @@ static void root_broadcast_abort(struct gshmemi_tcp_root *root, int origin, int 
     for (int r = 0; r < root->nranks; r++) {
         int s = root->slot_of_rank[r];
         if (r == except || s < 0) continue;
-        root_send(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, sizeof(buf));
+        /* A courtesy to PEs that may be dying too: never wait long on one. */
+        root_send_timed(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, sizeof(buf), ROOT_ABORT_SEND_TIMEOUT_S);
     }
 }
 

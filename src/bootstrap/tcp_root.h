@@ -41,8 +41,10 @@ const char *gshmemi_tcp_root_address(const struct gshmemi_tcp_root *root);
 
 /* Serves the job in the calling thread. Returns 0 once every PE has said BYE and
  * closed, or after gshmemi_tcp_root_stop; GSHMEMX_ERR_ABORTED once the job was
- * aborted (a PE aborted or was lost) and every PE connection has closed;
- * GSHMEMX_ERR_SYSTEM on a failure of the root itself (logged). */
+ * aborted (a PE aborted or was lost) and every PE has joined and closed (PEs that
+ * connect after an abort are refused, so a root hosting a dying job keeps running
+ * until stopped while some PE never came); GSHMEMX_ERR_SYSTEM on a failure of the
+ * root itself (logged). */
 int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root);
 
 /* Runs gshmemi_tcp_root_run in a new thread; join waits for it and returns its result. */

@@ -34,6 +34,27 @@ static size_t heap_round_up(size_t v, size_t to)
     return (v + to - 1) / to * to;
 }
 
+/* Maps fd at an address aligned to GSHMEMI_HEAP_BASE_ALIGN, so that an offset aligned by
+ * the allocator gives an equally aligned address on every PE. MAP_FAILED on failure. */
+static void *heap_map_aligned(int fd, size_t size)
+{
+    size_t span = size + GSHMEMI_HEAP_BASE_ALIGN;
+    char *area = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED) return MAP_FAILED;
+    uintptr_t start = ((uintptr_t)area + GSHMEMI_HEAP_BASE_ALIGN - 1) & ~(uintptr_t)(GSHMEMI_HEAP_BASE_ALIGN - 1);
+    void *p = mmap((void *)start, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        int saved = errno;
+        munmap(area, span);
+        errno = saved;
+        return MAP_FAILED;
+    }
+    if (start > (uintptr_t)area) munmap(area, start - (uintptr_t)area);
+    char *end = (char *)start + size;
+    if (end < area + span) munmap(end, (size_t)(area + span - end));
+    return p;
+}
+
 /* 0 on success; errno-style failure reason in *why otherwise. */
 static int heap_try_hugetlb(struct gshmemi_heap *heap, size_t size, const char **why)
 {
@@ -45,7 +66,7 @@ static int heap_try_hugetlb(struct gshmemi_heap *heap, size_t size, const char *
     size = heap_round_up(size, HEAP_HUGE_PAGE);
     void *base = MAP_FAILED;
     if (ftruncate(fd, (off_t)size) == 0)
-        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        base = heap_map_aligned(fd, size);
     if (base == MAP_FAILED) {
         *why = "not enough free 2 MiB hugepages reserved (/proc/sys/vm/nr_hugepages)";
         close(fd);
@@ -73,7 +94,7 @@ static int heap_create_normal(struct gshmemi_heap *heap, size_t size)
         close(fd);
         return GSHMEMX_ERR_NOMEM;
     }
-    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *base = heap_map_aligned(fd, size);
     if (base == MAP_FAILED) {
         GSHMEMI_ERROR(HEAP, "mapping a %zu-byte heap failed: %s", size, strerror(errno));
         close(fd);
@@ -128,7 +149,7 @@ void gshmemi_heap_destroy(struct gshmemi_heap *heap)
 
 void *gshmemi_heap_map_peer(int fd, size_t size)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = heap_map_aligned(fd, size);
     return p == MAP_FAILED ? NULL : p;
 }
 

@@ -21,6 +21,10 @@ struct gshmemi_heap {
     const char *fallback_reason; /* why hugepages were not used, or NULL */
 };
 
+/* Every heap mapping (own and peers') starts at a multiple of this, so gshmem_align
+ * gives the same alignment on every PE for alignments up to it. */
+#define GSHMEMI_HEAP_BASE_ALIGN ((size_t)1 << 30)
+
 /* Bytes at the start of every heap kept for gshmem's own synchronization words. */
 #define GSHMEMI_HEAP_RESERVED ((size_t)64 * 1024)
 

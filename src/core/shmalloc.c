@@ -91,6 +91,9 @@ void *gshmem_align(size_t alignment, size_t size)
     void *p = NULL;
     if (alignment == 0 || (alignment & (alignment - 1)))
         GSHMEMI_WARN(ALLOC, "gshmem_align: alignment=%zu is not a power of two", alignment);
+    else if (alignment > GSHMEMI_HEAP_BASE_ALIGN)
+        GSHMEMI_WARN(ALLOC, "gshmem_align: alignment=%zu exceeds the largest supported (%zu)", alignment,
+                     GSHMEMI_HEAP_BASE_ALIGN);
     else p = shmalloc_alloc(st, __func__, size, alignment);
     gshmemi_sync_barrier(st, __func__);
     return p;
