@@ -31,6 +31,7 @@ struct options {
 static int g_me;
 static unsigned char *g_sym;   /* symmetric: put destination on PE 1, get source on PE 1 */
 static unsigned char *g_local; /* private: put source and get destination on PE 0 */
+static unsigned char *g_scratch; /* private: destination of the memcpy reference */
 static long *g_wrong;          /* symmetric: PE 1 reports its #wrong here */
 
 static double now_s(void)
@@ -107,6 +108,19 @@ static double run_size(const struct options *o, int is_put, size_t size, long it
     return seconds > 0 ? (double)size * (double)iters / seconds / 1e9 : 0;
 }
 
+/* The reference in the same run: a plain memcpy between two private buffers of PE 0. */
+static double memcpy_gbps(unsigned char *scratch, size_t size, long iters, long warmup)
+{
+    for (long i = 0; i < warmup; i++) memcpy(scratch, g_local, size);
+    double t0 = now_s();
+    for (long i = 0; i < iters; i++) {
+        memcpy(scratch, g_local, size);
+        __asm__ __volatile__("" ::"r"(scratch) : "memory"); /* keep every copy */
+    }
+    double seconds = now_s() - t0;
+    return seconds > 0 ? (double)size * (double)iters / seconds / 1e9 : 0;
+}
+
 static int wants(const struct options *o, const char *test)
 {
     size_t n = strlen(test);
@@ -175,7 +189,8 @@ int main(int argc, char **argv)
     g_sym = gshmem_malloc(o.max_size);
     g_wrong = gshmem_calloc(1, sizeof(long));
     g_local = malloc(o.max_size);
-    if (!g_sym || !g_wrong || !g_local) {
+    g_scratch = malloc(o.max_size);
+    if (!g_sym || !g_wrong || !g_local || !g_scratch) {
         fprintf(stderr, "gshmem-perf-bw: pe %d: cannot allocate %zu bytes (raise GSHMEM_SYMMETRIC_SIZE?)\n", g_me,
                 o.max_size);
         gshmem_global_exit(1);
@@ -183,12 +198,14 @@ int main(int argc, char **argv)
 
     if (g_me == 0) {
         if (o.csv) {
-            printf("op,size_bytes,iters,us_per_transfer,GBps,wrong\n");
+            printf("op,size_bytes,iters,us_per_transfer,GBps,memcpy_GBps,ratio,wrong\n");
         } else {
             printf("# gshmem-perf-bw: PE 0 -> PE 1 (putmem) and PE 0 <- PE 1 (getmem), heap %s\n",
                    gshmemx_heap_kind());
-            printf("# blocking calls in a loop, then quiet; GB/s = 10^9 bytes per second\n");
-            printf("%-7s %12s %8s %12s %10s %7s\n", "op", "size(B)", "iters", "us/transfer", "GB/s", "#wrong");
+            printf("# blocking calls in a loop, then quiet; GB/s = 10^9 bytes per second; memcpy: a private\n"
+                   "# memcpy of the same size on PE 0 in the same run; ratio = GB/s / memcpy GB/s\n");
+            printf("%-7s %12s %8s %12s %10s %11s %6s %7s\n", "op", "size(B)", "iters", "us/transfer", "GB/s",
+                   "memcpy GB/s", "ratio", "#wrong");
         }
     }
     long wrong_total = 0;
@@ -199,11 +216,14 @@ int main(int argc, char **argv)
             long iters = iterations_for(&o, size), wrong = 0;
             double gbps = run_size(&o, is_put, size, iters, &wrong);
             if (g_me == 0) {
+                double ref = memcpy_gbps(g_scratch, size, iters, o.warmup);
                 double us = gbps > 0 ? (double)size / (gbps * 1e3) : 0; /* per transfer */
+                double ratio = ref > 0 ? gbps / ref : 0;
                 if (o.csv)
-                    printf("%s,%zu,%ld,%.1f,%.3f,%ld\n", op, size, iters, us, gbps, wrong);
+                    printf("%s,%zu,%ld,%.3f,%.3f,%.3f,%.3f,%ld\n", op, size, iters, us, gbps, ref, ratio, wrong);
                 else
-                    printf("%-7s %12zu %8ld %12.1f %10.3f %7ld\n", op, size, iters, us, gbps, wrong);
+                    printf("%-7s %12zu %8ld %12.3f %10.3f %11.3f %6.2f %7ld\n", op, size, iters, us, gbps, ref, ratio,
+                           wrong);
                 fflush(stdout);
             }
             wrong_total += wrong;
@@ -212,6 +232,7 @@ int main(int argc, char **argv)
 
     gshmem_barrier_all();
     free(g_local);
+    free(g_scratch);
     gshmem_free(g_wrong);
     gshmem_free(g_sym);
     gshmem_finalize();
