@@ -24,7 +24,7 @@ install(FILES ${CMAKE_BINARY_DIR}/gshmemConfig.cmake ${CMAKE_BINARY_DIR}/gshmemC
 
 set(GSHMEM_PC_LIBS_PRIVATE "-lpthread -ldl -lrt")
 if(GSHMEM_HAVE_CUDA)
-  string(PREPEND GSHMEM_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static ")
+  string(PREPEND GSHMEM_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lstdc++ ")
 endif()
 file(RELATIVE_PATH GSHMEM_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/gshmem.pc.in ${CMAKE_BINARY_DIR}/gshmem.pc @ONLY)

@@ -16,6 +16,8 @@
       "Size of each PE's symmetric heap (user allocations; gshmem reserves a little more)")         \
     X(HEAP, ENUM, heap, "auto", "auto|device|host",                                                \
       "Heap backing: GPU memory (device), hugepage host memory (host), or device when a GPU is usable") \
+    X(DEVICE, PE, device, "-1", "GPU ordinal, -1: node-local rank modulo the visible GPUs",            \
+      "GPU this PE uses (among CUDA_VISIBLE_DEVICES)")                                              \
     X(HUGEPAGES, ENUM, hugepages, "auto", "auto|on|off",                                           \
       "Host heap pages: auto uses 2 MiB hugepages when reserved, else normal pages with THP advice; on requires them") \
     X(TIMEOUT, SECONDS, timeout, "600", "seconds >= 0 (0: wait forever)",                          \

@@ -143,14 +143,47 @@ void gshmemi_heap_close_fd(struct gshmemi_heap *heap)
 void gshmemi_heap_destroy(struct gshmemi_heap *heap)
 {
     gshmemi_heap_close_fd(heap);
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) {
+        gshmemi_heap_device_destroy(heap);
+        return;
+    }
     if (heap->base) munmap(heap->base, heap->size);
     heap->base = NULL;
 }
 
-void *gshmemi_heap_map_peer(int fd, size_t size)
+int gshmemi_heap_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len)
 {
-    void *p = heap_map_aligned(fd, size);
-    return p == MAP_FAILED ? NULL : p;
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) return gshmemi_heap_device_memset(heap, offset, value, len);
+    memset((char *)heap->base + offset, value, len);
+    return 0;
+}
+
+int gshmemi_heap_memcpy(struct gshmemi_heap *heap, size_t dst_offset, size_t src_offset, size_t len)
+{
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) return gshmemi_heap_device_memcpy(heap, dst_offset, src_offset, len);
+    memmove((char *)heap->base + dst_offset, (char *)heap->base + src_offset, len);
+    return 0;
+}
+
+int gshmemi_heap_host_accessible(const struct gshmemi_heap *heap)
+{
+    return heap->kind != GSHMEMI_HEAP_KIND_DEVICE;
+}
+
+void *gshmemi_heap_map_peer(struct gshmemi_heap *heap, int fd, int local_index)
+{
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) return gshmemi_heap_device_map_peer(heap, fd, local_index);
+    void *p = heap_map_aligned(fd, heap->size);
+    if (p != MAP_FAILED) return p;
+    GSHMEMI_ERROR(HEAP, "mapping node-local peer %d's %zu-byte heap failed: %s", local_index, heap->size,
+                  strerror(errno));
+    return NULL;
+}
+
+void gshmemi_heap_unmap_peer(struct gshmemi_heap *heap, void *base)
+{
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) gshmemi_heap_device_unmap_peer(heap, base);
+    else munmap(base, heap->size);
 }
 
 static void heap_read_hugepages(long *total, long *free_pages)

@@ -1,7 +1,9 @@
 /*
- * The local symmetric heap's backing memory. Host heap: one memfd, 2 MiB hugepages
- * when reserved (MFD_HUGETLB), else normal pages with THP advice. The fd is kept
- * open until node-local peers have mapped it.
+ * The local symmetric heap's backing memory, shareable with node-local PEs by fd.
+ * Host heap: one memfd, 2 MiB hugepages when reserved (MFD_HUGETLB), else normal
+ * pages with THP advice. Device heap (heap_device.c): CUDA VMM memory exported as
+ * a POSIX fd, mapped into one reserved slot per node-local PE. The fd stays open
+ * until node-local peers have mapped it.
  */
 #ifndef GSHMEMI_HEAP_H
 #define GSHMEMI_HEAP_H
@@ -19,6 +21,13 @@ struct gshmemi_heap {
     int kind;
     int fd;             /* -1 once closed */
     const char *fallback_reason; /* why hugepages were not used, or NULL */
+    /* Device heap only. */
+    int device;                  /* CUDA ordinal */
+    unsigned char uuid[16];      /* GPU UUID, to match peers' GPUs with local ordinals */
+    char *slots;                 /* reserved VA: local_nranks slots of slot_size */
+    size_t slot_size;
+    int local_nranks;
+    unsigned long long handle;   /* CUmemGenericAllocationHandle of our memory */
 };
 
 /* Every heap mapping (own and peers') starts at a multiple of this, so gshmem_align
@@ -32,8 +41,26 @@ int gshmemi_heap_create(const struct gshmemi_env *env, struct gshmemi_heap *heap
 void gshmemi_heap_close_fd(struct gshmemi_heap *heap);
 void gshmemi_heap_destroy(struct gshmemi_heap *heap);
 const char *gshmemi_heap_kind_name(int kind);
-/* Maps a peer's heap fd (same size); NULL on failure with errno set. */
-void *gshmemi_heap_map_peer(int fd, size_t size);
+/* Maps a node-local peer's heap fd (same size and kind as ours) for the peer with
+ * node-local index local_index; NULL on failure (logged). */
+void *gshmemi_heap_map_peer(struct gshmemi_heap *heap, int fd, int local_index);
+void gshmemi_heap_unmap_peer(struct gshmemi_heap *heap, void *base);
+/* Whether this process can load and store the heap's memory (host heaps). */
+int gshmemi_heap_host_accessible(const struct gshmemi_heap *heap);
+
+/* Local fills and copies inside the heap, for either kind. 0 or a status. */
+int gshmemi_heap_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len);
+int gshmemi_heap_memcpy(struct gshmemi_heap *heap, size_t dst_offset, size_t src_offset, size_t len);
+
+/* Device heap (CUDA builds): memory on GPU `device`, with a slot reserved for each of
+ * local_nranks node-local PEs; ours is slot local_rank. */
+int gshmemi_heap_device_create(const struct gshmemi_env *env, int device, int local_rank, int local_nranks,
+                               struct gshmemi_heap *heap);
+void *gshmemi_heap_device_map_peer(struct gshmemi_heap *heap, int fd, int local_index);
+void gshmemi_heap_device_unmap_peer(struct gshmemi_heap *heap, void *base);
+void gshmemi_heap_device_destroy(struct gshmemi_heap *heap);
+int gshmemi_heap_device_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len);
+int gshmemi_heap_device_memcpy(struct gshmemi_heap *heap, size_t dst_offset, size_t src_offset, size_t len);
 /* Whether this machine has free 2 MiB hugepages (for gshmem-info); fills a description. */
 void gshmemi_heap_describe_hugepages(char *out, size_t outlen);
 /* Whether enough 2 MiB hugepages are free now for a heap of size bytes. */

@@ -2,6 +2,7 @@
 #include "core/api.h"
 
 #include "device/cuda_probe.h"
+#include "device/device_publish.h"
 
 #include <gshmem.h>
 
@@ -37,17 +38,18 @@ static int init_env(struct gshmemi_state *st)
     return rc;
 }
 
-static int init_heap(struct gshmemi_state *st)
+static int init_pick_device(struct gshmemi_state *st, int gpus)
 {
-    char why[256] = "";
-    int gpus = st->env.heap == GSHMEMI_HEAP_HOST ? 0 : gshmemi_cuda_probe(why, sizeof(why));
-    if (st->env.heap == GSHMEMI_HEAP_DEVICE) {
-        GSHMEMI_ERROR(HEAP, "GSHMEM_HEAP=device: this version has no device heap yet (%d GPUs visible%s%s); "
-                            "use GSHMEM_HEAP=auto or host", gpus, gpus ? "" : ": ", why);
-        return GSHMEMX_ERR_NOT_SUPPORTED;
+    if (st->env.device < 0) return st->boot.local_rank % gpus;
+    if (st->env.device >= gpus) {
+        GSHMEMI_ERROR(HEAP, "GSHMEM_DEVICE=%ld but only %d GPUs are visible", st->env.device, gpus);
+        return -1;
     }
-    if (gpus > 0) GSHMEMI_INFO(HEAP, "%d GPUs visible; this version keeps the heap in host memory", gpus);
-    else if (st->env.heap == GSHMEMI_HEAP_AUTO) GSHMEMI_INFO(HEAP, "no usable GPU (%s): host heap", why);
+    return (int)st->env.device;
+}
+
+static int init_host_heap(struct gshmemi_state *st)
+{
     int rc = gshmemi_heap_create(&st->env, &st->heap);
     if (rc != 0) return rc;
     if (st->heap.kind == GSHMEMI_HEAP_KIND_HOST_THP && st->env.hugepages == GSHMEMI_HUGEPAGES_AUTO &&
@@ -55,14 +57,51 @@ static int init_heap(struct gshmemi_state *st)
         GSHMEMI_WARN(HEAP, "host heap on %zu-byte pages with THP advice: %s; reserve hugepages with "
                            "'echo N > /proc/sys/vm/nr_hugepages' (N >= PEs per node x heap size / 2 MiB)",
                      st->heap.page_size, st->heap.fallback_reason);
+    return 0;
+}
+
+/* GSHMEM_HEAP=auto picks the device heap when a GPU is usable. */
+static int init_heap(struct gshmemi_state *st)
+{
+    char why[256] = "";
+    int gpus = st->env.heap == GSHMEMI_HEAP_HOST ? 0 : gshmemi_cuda_probe(why, sizeof(why));
+    st->device = -1;
+    if (st->env.heap == GSHMEMI_HEAP_DEVICE && gpus == 0) {
+        GSHMEMI_ERROR(HEAP, "GSHMEM_HEAP=device but no GPU is usable: %s", why);
+        return GSHMEMX_ERR_NOT_SUPPORTED;
+    }
+    int rc;
+    if (gpus > 0) {
+        if ((st->device = init_pick_device(st, gpus)) < 0) return GSHMEMX_ERR_CONFIG;
+        rc = gshmemi_heap_device_create(&st->env, st->device, st->boot.local_rank, st->boot.local_nranks,
+                                        &st->heap);
+        if (rc == 0) GSHMEMI_INFO(HEAP, "PE %d uses GPU %d of %d", st->my_pe, st->device, gpus);
+    } else {
+        if (st->env.heap == GSHMEMI_HEAP_AUTO) GSHMEMI_INFO(HEAP, "no usable GPU (%s): host heap", why);
+        rc = init_host_heap(st);
+    }
+    if (rc != 0) return rc;
+    st->heap_host_accessible = gshmemi_heap_host_accessible(&st->heap);
     GSHMEMI_INFO(HEAP, "heap: %s, %zu bytes at %p, %zu-byte pages", gshmemi_heap_kind_name(st->heap.kind),
                  st->heap.size, st->heap.base, st->heap.page_size);
     return 0;
 }
 
+/* The sync heap: a small host heap for host-side barrier words, whatever the user heap is. */
+static int init_sync_heap(struct gshmemi_state *st)
+{
+    struct gshmemi_env small = st->env;
+    small.symmetric_size = 0;
+    small.hugepages = GSHMEMI_HUGEPAGES_OFF;
+    int rc = gshmemi_heap_create(&small, &st->sync_heap);
+    if (rc == 0) rc = gshmemi_transport_p2p_create(&st->boot, &st->sync_heap, st->env.timeout, &st->sync_tp);
+    gshmemi_heap_close_fd(&st->sync_heap);
+    return rc;
+}
+
 static int init_transports(struct gshmemi_state *st)
 {
-    int rc = gshmemi_transport_p2p_host_create(&st->boot, &st->heap, st->env.timeout, &st->p2p);
+    int rc = gshmemi_transport_p2p_create(&st->boot, &st->heap, st->env.timeout, &st->p2p);
     if (rc != 0) return rc;
     st->transport_of_pe = calloc((size_t)st->n_pes, sizeof(*st->transport_of_pe));
     if (!st->transport_of_pe) return GSHMEMX_ERR_NOMEM;
@@ -89,8 +128,12 @@ static void init_print_config(const struct gshmemi_state *st)
 
 static void init_teardown(struct gshmemi_state *st)
 {
+    gshmemi_device_state_fini(st);
     if (st->p2p) st->p2p->ops->destroy(st->p2p);
     st->p2p = NULL;
+    if (st->sync_tp) st->sync_tp->ops->destroy(st->sync_tp);
+    st->sync_tp = NULL;
+    gshmemi_heap_destroy(&st->sync_heap);
     free(st->transport_of_pe);
     st->transport_of_pe = NULL;
     if (st->alloc.buckets) gshmemi_alloc_fini(&st->alloc);
@@ -105,11 +148,13 @@ static int init_all(struct gshmemi_state *st)
     st->my_pe = st->boot.rank;
     st->n_pes = st->boot.nranks;
     gshmemi_log_set_pe(st->my_pe);
-    if ((rc = init_heap(st)) != 0 || (rc = init_transports(st)) != 0) return rc;
+    if ((rc = init_sync_heap(st)) != 0 || (rc = init_heap(st)) != 0) return rc;
+    if ((rc = gshmemi_heap_memset(&st->heap, 0, 0, GSHMEMI_HEAP_RESERVED)) != 0) return rc;
+    if ((rc = init_transports(st)) != 0) return rc;
     gshmemi_heap_close_fd(&st->heap);
     size_t user = (st->heap.size - GSHMEMI_HEAP_RESERVED) & ~(GSHMEMI_ALLOC_GRANULE - 1);
     if ((rc = gshmemi_alloc_init(&st->alloc, GSHMEMI_HEAP_RESERVED, user)) != 0) return rc;
-    memset(st->heap.base, 0, GSHMEMI_HEAP_RESERVED);
+    if ((rc = gshmemi_device_state_publish(st)) != 0) return rc;
     st->barrier_epoch = 0;
     st->alloc_seq = 0;
     if ((rc = st->boot.ops->barrier(&st->boot)) != 0) return rc;

@@ -78,7 +78,8 @@ void *gshmem_calloc(size_t count, size_t size)
     if (size && count > SIZE_MAX / size) {
         GSHMEMI_WARN(ALLOC, "gshmem_calloc: count=%zu elements of size=%zu overflow size_t", count, size);
     } else if ((p = shmalloc_alloc(st, __func__, count * size, 0)) != NULL) {
-        memset(p, 0, count * size);
+        int rc = gshmemi_heap_memset(&st->heap, (size_t)((char *)p - (char *)st->heap.base), 0, count * size);
+        if (rc != 0) gshmemi_fatal(st, rc);
     }
     gshmemi_sync_barrier(st, __func__);
     return p;
@@ -138,7 +139,9 @@ void *gshmem_realloc(void *ptr, size_t size)
         size_t old_size = gshmemi_alloc_block_size(&st->alloc, off);
         result = shmalloc_alloc(st, __func__, size, 0);
         if (result) {
-            memcpy(result, ptr, old_size < size ? old_size : size);
+            size_t new_off = (size_t)((char *)result - (char *)st->heap.base);
+            int rc = gshmemi_heap_memcpy(&st->heap, new_off, off, old_size < size ? old_size : size);
+            if (rc != 0) gshmemi_fatal(st, rc);
             gshmemi_alloc_free(&st->alloc, off);
         }
     }

@@ -10,11 +10,14 @@
 
 #include <stdint.h>
 
-/* Layout of the reserved area at the start of every heap. */
+/* Layout of the sync heap: a small host heap every PE has, whatever the user heap's
+ * kind, holding the words host-side synchronization spins on. */
 #define GSHMEMI_SYNC_ROUNDS 32
 struct gshmemi_sync_area {
     uint64_t barrier_flags[GSHMEMI_SYNC_ROUNDS]; /* dissemination barrier, one counter per round */
 };
+
+struct gshmemi_device_state;
 
 struct gshmemi_state {
     int initialized;
@@ -23,10 +26,15 @@ struct gshmemi_state {
     int n_pes;
     struct gshmemi_env env;
     struct gshmemi_bootstrap boot;
-    struct gshmemi_heap heap;
+    struct gshmemi_heap heap;      /* the user heap: host or device memory */
+    struct gshmemi_heap sync_heap; /* host memory for host-side synchronization */
     struct gshmemi_alloc alloc;
     struct gshmemi_transport *p2p;
+    struct gshmemi_transport *sync_tp;
     struct gshmemi_transport **transport_of_pe; /* n_pes entries */
+    int heap_host_accessible;      /* the host may load and store the user heap */
+    int device;                    /* CUDA ordinal of this PE's GPU, -1 without one */
+    struct gshmemi_device_state *dstate; /* what device code sees (device heap only) */
     uint64_t barrier_epoch;
     uint64_t alloc_seq;  /* collective allocation calls so far (GSHMEM_CHECK) */
     int check_args;      /* GSHMEM_CHECK or a debug build */

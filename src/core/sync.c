@@ -36,12 +36,12 @@ static void barrier_describe(void *arg, char *buf, size_t len)
  * PE (me - 2^r). Counters only grow, so a PE running ahead is harmless. */
 void gshmemi_sync_barrier(struct gshmemi_state *st, const char *fn)
 {
-    struct gshmemi_sync_area *area = st->heap.base;
+    struct gshmemi_sync_area *area = st->sync_heap.base;
     uint64_t epoch = __atomic_add_fetch(&st->barrier_epoch, 1, __ATOMIC_RELAXED);
     int me = st->my_pe, n = st->n_pes, round = 0;
     for (int dist = 1; dist < n; dist <<= 1, round++) {
         int to = (me + dist) % n;
-        struct gshmemi_transport *tp = st->transport_of_pe[to];
+        struct gshmemi_transport *tp = st->sync_tp;
         struct gshmemi_amo amo = {.op = GSHMEMI_AMO_ADD, .width = 8, .operand = 1,
                                   .offset = offsetof(struct gshmemi_sync_area, barrier_flags) +
                                             (size_t)round * sizeof(uint64_t)};

@@ -4,6 +4,7 @@
 #include <gshmem.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Loads element i with acquire semantics, sign- or zero-extended to 64 bits. */
 static int64_t wait_load(const volatile void *base, size_t i, size_t width, int is_signed)
@@ -62,54 +63,88 @@ size_t gshmemi_wait_test(const struct gshmemi_wait_args *a)
     return active == 0 ? 0 : count;
 }
 
+/* What a wait evaluates: the ivars themselves on a host heap, else a host mirror
+ * refreshed by a copy from the device heap before each test. */
+struct wait_view {
+    struct gshmemi_wait_args args;
+    struct gshmemi_state *st;
+    size_t offset;
+    void *mirror;
+};
+
+static size_t wait_view_test(struct wait_view *v)
+{
+    if (v->mirror) {
+        struct gshmemi_transport *tp = v->st->p2p;
+        int rc = tp->ops->get(tp, v->st->my_pe, v->mirror, v->offset, v->args.nelems * v->args.width);
+        gshmemi_api_check_rc(v->st, v->args.fn, rc, v->st->my_pe);
+    }
+    return gshmemi_wait_test(&v->args);
+}
+
 static int wait_done(void *arg)
 {
-    const struct gshmemi_wait_args *a = arg;
-    size_t r = gshmemi_wait_test(a);
-    return a->mode == GSHMEMI_WAIT_ALL ? r == 1 : a->mode == GSHMEMI_WAIT_ANY ? r != SIZE_MAX : r > 0;
+    struct wait_view *v = arg;
+    size_t r = wait_view_test(v);
+    int mode = v->args.mode;
+    return mode == GSHMEMI_WAIT_ALL ? r == 1 : mode == GSHMEMI_WAIT_ANY ? r != SIZE_MAX : r > 0;
 }
 
 static void wait_describe(void *arg, char *buf, size_t len)
 {
     static const char *const cmp_names[] = {"EQ", "NE", "GT", "GE", "LT", "LE"};
-    const struct gshmemi_wait_args *a = arg;
+    const struct gshmemi_wait_args *a = &((struct wait_view *)arg)->args;
     size_t first = 0;
     while (first < a->nelems && a->status && a->status[first]) first++;
     long long value = first < a->nelems ? (long long)wait_load(a->ivars, first, a->width, a->is_signed) : 0;
     long long target = (long long)wait_load(a->values, a->vector ? first : 0, a->width, a->is_signed);
-    snprintf(buf, len, "%s: waiting for ivars=%p (%zu elements) %s %lld; element %zu is %lld", a->fn,
-             (const void *)a->ivars, a->nelems, cmp_names[a->cmp], target, first, value);
+    snprintf(buf, len, "%s: waiting for ivars (%zu elements) %s %lld; element %zu is %lld", a->fn, a->nelems,
+             cmp_names[a->cmp], target, first, value);
 }
 
-/* Checks arguments; an invalid comparison or an ivar outside the heap ends the job. */
-static struct gshmemi_state *wait_check(const struct gshmemi_wait_args *a)
+/* Checks arguments (an invalid comparison or an ivar outside the heap ends the job)
+ * and sets up the view the wait evaluates. */
+static void wait_view_init(struct wait_view *v, const struct gshmemi_wait_args *a)
 {
     struct gshmemi_state *st = gshmemi_api_state(a->fn);
     if (a->cmp < GSHMEM_CMP_EQ || a->cmp > GSHMEM_CMP_LE) {
         GSHMEMI_ERROR(SYNC, "%s: cmp=%d is not a GSHMEM_CMP_* value", a->fn, a->cmp);
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
-    if (a->nelems && st->check_args)
-        gshmemi_api_offset(st, a->fn, "ivars", (const void *)a->ivars, a->nelems * a->width, st->my_pe);
-    return st;
+    *v = (struct wait_view){.args = *a, .st = st};
+    if (a->nelems == 0 || (st->heap_host_accessible && !st->check_args)) return;
+    size_t len = gshmemi_api_bytes(st, a->fn, a->nelems, a->width);
+    v->offset = gshmemi_api_offset(st, a->fn, "ivars", (const void *)a->ivars, len, st->my_pe);
+    if (st->heap_host_accessible) return;
+    v->mirror = malloc(len);
+    if (!v->mirror) gshmemi_fatal(st, GSHMEMX_ERR_NOMEM);
+    v->args.ivars = v->mirror;
 }
 
 size_t gshmemi_wait_until(const struct gshmemi_wait_args *a)
 {
-    struct gshmemi_state *st = wait_check(a);
-    if (a->mode != GSHMEMI_WAIT_ALL) {
-        size_t active = 0;
-        for (size_t i = 0; i < a->nelems; i++) active += !(a->status && a->status[i]);
-        if (active == 0) return a->mode == GSHMEMI_WAIT_ANY ? SIZE_MAX : 0;
+    struct wait_view v;
+    wait_view_init(&v, a);
+    size_t result;
+    size_t active = 0;
+    for (size_t i = 0; i < a->nelems; i++) active += !(a->status && a->status[i]);
+    if (a->mode != GSHMEMI_WAIT_ALL && active == 0) {
+        result = a->mode == GSHMEMI_WAIT_ANY ? SIZE_MAX : 0;
+    } else {
+        gshmemi_progress_wait(v.st, wait_done, &v, wait_describe);
+        result = wait_view_test(&v);
     }
-    gshmemi_progress_wait(st, wait_done, (void *)a, wait_describe);
-    return gshmemi_wait_test(a);
+    free(v.mirror);
+    return result;
 }
 
 size_t gshmemi_wait_poll(const struct gshmemi_wait_args *a)
 {
-    wait_check(a);
-    return gshmemi_wait_test(a);
+    struct wait_view v;
+    wait_view_init(&v, a);
+    size_t result = wait_view_test(&v);
+    free(v.mirror);
+    return result;
 }
 
 #define WAIT_ARGS(T, mode_, ivars_, n_, indices_, status_, values_, vector_)                          \

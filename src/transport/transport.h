@@ -65,10 +65,10 @@ struct gshmemi_transport {
     void *impl;
 };
 
-/* p2p over the host heap: maps every node-local peer's heap (fd passing over a unix
- * socket with a random abstract name). Collective over the node's PEs. */
-int gshmemi_transport_p2p_host_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
-                                      double timeout_s, struct gshmemi_transport **out);
+/* p2p: maps every node-local peer's heap (host or device; fd passing over a unix
+ * socket with a random abstract name). Collective over the job's PEs. */
+int gshmemi_transport_p2p_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, double timeout_s,
+                                 struct gshmemi_transport **out);
 /* Whether pe is reachable through this p2p transport. */
 int gshmemi_transport_p2p_reaches(const struct gshmemi_transport *tp, int pe);
 

@@ -1,0 +1,24 @@
+/*
+ * Publishing the device state: the host library fills struct gshmemi_device_state
+ * and hands it to every device library linked into the program, which copies it
+ * into its __constant__ gshmemi_dstate (the device library and the application may
+ * use another CUDA runtime instance than libgshmem, so only they can reach their
+ * own symbols).
+ */
+#ifndef GSHMEMI_DEVICE_PUBLISH_H
+#define GSHMEMI_DEVICE_PUBLISH_H
+
+#include <stddef.h>
+
+struct gshmemi_state;
+
+/* Called by a device library (once per program image): fn copies size bytes of state
+ * into that image's gshmemi_dstate on GPU `device` and returns a cudaError_t. */
+typedef int (*gshmemi_device_sync_fn)(int device, const void *state, size_t size);
+void gshmemi_device_register(gshmemi_device_sync_fn fn);
+
+/* At init (device heap only): builds the state and syncs every registered image. */
+int gshmemi_device_state_publish(struct gshmemi_state *st);
+void gshmemi_device_state_fini(struct gshmemi_state *st);
+
+#endif

@@ -1,0 +1,22 @@
+/* Kernels libgshmem launches itself (compiled into the library, not the device
+ * library): atomics on device heap words for host-initiated AMOs and signals. */
+#ifndef GSHMEMI_HOST_KERNELS_H
+#define GSHMEMI_HOST_KERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Applies one gshmemi_amo_op to the word at addr (4 or 8 bytes, device memory reachable
+ * from the current GPU) with system scope; the previous value goes to *fetched (pinned
+ * host memory, may be NULL). Enqueued on stream; returns a cudaError_t. */
+int gshmemi_kernel_amo(void *addr, int op, unsigned width, uint64_t operand, uint64_t compare, uint64_t *fetched,
+                       void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
