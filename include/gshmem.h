@@ -10,4 +10,8 @@
 #include <gshmem/status.h>
 #include <gshmem/host.h>
 
+#if defined(__CUDACC__)
+#include <gshmem/device.cuh>
+#endif
+
 #endif /* GSHMEM_H */

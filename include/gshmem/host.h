@@ -38,15 +38,10 @@ void gshmem_finalize(void);
 /* Ends every PE of the job with this status. Does not return. */
 void gshmem_global_exit(int status);
 
-int gshmem_my_pe(void);
-int gshmem_n_pes(void);
 /* Nonzero when pe is in range and reachable by this PE. */
 int gshmem_pe_accessible(int pe);
 /* Nonzero when addr lies in the symmetric heap and pe is accessible. */
 int gshmem_addr_accessible(const void *addr, int pe);
-/* Address through which this PE can load/store pe's copy of dest, or NULL when
- * pe's heap is not mapped into this process. */
-void *gshmem_ptr(const void *dest, int pe);
 void gshmem_info_get_version(int *major, int *minor);
 /* Copies at most GSHMEM_MAX_NAME_LEN bytes, NUL included. */
 void gshmem_info_get_name(char *name);
@@ -61,13 +56,15 @@ void *gshmem_align(size_t alignment, size_t size);
 void *gshmem_realloc(void *ptr, size_t size);
 void gshmem_free(void *ptr);
 
-/* ---- RMA ------------------------------------------------------------------------------- */
+/* ---- Extensions ------------------------------------------------------------------------ */
 
-void gshmem_putmem(void *dest, const void *source, size_t nelems, int pe);
-void gshmem_getmem(void *dest, const void *source, size_t nelems, int pe);
-void gshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
-void gshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+/* Page size backing this PE's symmetric heap (2 MiB with hugepages, else the base page;
+ * the allocation granularity for the device heap). */
+size_t gshmemx_heap_page_size(void);
+/* "host-hugetlb", "host-thp" or "device". */
+const char *gshmemx_heap_kind(void);
 
+/* ---- RMA declarations per type ------------------------------------------------------- */
 #define GSHMEMI_DECLARE_RMA(T, N)                                                               \
     void gshmem_##N##_put(T *dest, const T *source, size_t nelems, int pe);                      \
     void gshmem_##N##_get(T *dest, const T *source, size_t nelems, int pe);                      \
@@ -83,8 +80,31 @@ void gshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
                                  uint64_t signal, int sig_op, int pe);                           \
     void gshmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
                                      uint64_t signal, int sig_op, int pe);
-GSHMEM_RMA_TYPES(GSHMEMI_DECLARE_RMA)
-#undef GSHMEMI_DECLARE_RMA
+
+/* long double has no device twin (device code has no long double). */
+GSHMEMI_DECLARE_RMA(long double, longdouble)
+
+/*
+ * Everything below has a device twin of the same name (gshmem/device.cuh). In nvcc's
+ * device pass these host declarations step aside for the device definitions.
+ */
+#if !defined(__CUDA_ARCH__)
+
+int gshmem_my_pe(void);
+int gshmem_n_pes(void);
+/* Address through which this PE can reach pe's copy of dest, or NULL when pe's heap is
+ * not mapped into this process. With the device heap it is a device address, for
+ * kernels; the host cannot dereference it. */
+void *gshmem_ptr(const void *dest, int pe);
+
+/* ---- RMA ------------------------------------------------------------------------------- */
+
+void gshmem_putmem(void *dest, const void *source, size_t nelems, int pe);
+void gshmem_getmem(void *dest, const void *source, size_t nelems, int pe);
+void gshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+void gshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+
+GSHMEM_RMA_DEVICE_TYPES(GSHMEMI_DECLARE_RMA)
 
 /* Sized forms: gshmem_put8 .. gshmem_put128 take nelems elements of BITS/8 bytes. */
 #define GSHMEMI_DECLARE_SIZED(BITS, T)                                                              \
@@ -199,12 +219,8 @@ void gshmem_barrier_all(void);
 /* Waits until every PE has called it; orders nothing by itself. */
 void gshmem_sync_all(void);
 
-/* ---- Extensions ------------------------------------------------------------------------ */
-
-/* Page size backing this PE's symmetric heap (2 MiB with hugepages, else the base page). */
-size_t gshmemx_heap_page_size(void);
-/* "host-hugetlb", "host-thp" or "device". */
-const char *gshmemx_heap_kind(void);
+#undef GSHMEMI_DECLARE_RMA
+#endif /* !__CUDA_ARCH__ */
 
 #ifdef __cplusplus
 }

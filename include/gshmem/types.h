@@ -46,9 +46,11 @@ enum {
  * declared from these rows in gshmem/host.h; docs/API.md lists every name.
  */
 
-/* OpenSHMEM 1.5 Table 5: standard RMA types. */
-#define GSHMEM_RMA_TYPES(X)                                                   \
-    X(float, float) X(double, double) X(long double, longdouble)              \
+/* OpenSHMEM 1.5 Table 5: standard RMA types. Device code has no long double, so the
+ * device API covers GSHMEM_RMA_DEVICE_TYPES. */
+#define GSHMEM_RMA_TYPES(X) X(long double, longdouble) GSHMEM_RMA_DEVICE_TYPES(X)
+#define GSHMEM_RMA_DEVICE_TYPES(X)                                            \
+    X(float, float) X(double, double)                                         \
     X(char, char) X(signed char, schar) X(short, short) X(int, int)           \
     X(long, long) X(long long, longlong) X(unsigned char, uchar)              \
     X(unsigned short, ushort) X(unsigned int, uint) X(unsigned long, ulong)   \

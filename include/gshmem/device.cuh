@@ -1,0 +1,64 @@
+/*
+ * gshmem device API: call gshmem from inside CUDA kernels.
+ *
+ * The names and semantics are the host API's (gshmem/host.h): gshmem_<type>_put/get/p/g/
+ * iput/iget(_nbi), gshmem_put<bits>(_nbi), gshmem_putmem/getmem(_nbi), put_signal(_nbi),
+ * gshmem_signal_fetch/add/set/wait_until, the AMO families, wait_until/test with
+ * _all/_any/_some/_vector, fence, quiet, my_pe, n_pes, ptr, barrier_all and sync_all.
+ * A device call reaches node-local PEs by loads and stores through the peers' mapped
+ * heaps (NVLink, PCIe, or the same GPU under MPS).
+ *
+ * Extensions (device only):
+ *   gshmemx_<type>_{put,get,put_nbi,get_nbi,iput,iget,put_signal,put_signal_nbi}_{warp,block}
+ *   gshmemx_{putmem,getmem,putmem_nbi,getmem_nbi,putmem_signal,putmem_signal_nbi}_{warp,block}
+ *     Cooperative forms: every thread of the warp (all 32 lanes) or of the block calls
+ *     with the same arguments; the copy is spread over the group with 16-byte accesses.
+ *   gshmemx_signal_op(sig_addr, signal, GSHMEM_SIGNAL_SET|ADD, pe)
+ *   gshmemx_{barrier_all,sync_all}_{warp,block}: one warp or block per PE takes part.
+ *
+ * Rules:
+ *   - Link the device library (CMake: gshmem::device, which turns on relocatable device
+ *     code) and call gshmem_init before launching kernels that use this API.
+ *   - gshmem_barrier_all and gshmem_sync_all in device code are called by every thread
+ *     of a grid launched with gshmemx_collective_launch (cooperative launch).
+ *   - Blocking puts return when the source may be reused; completion at the target is
+ *     gshmem_quiet (fence.sc.sys). Signals are released after the data they announce
+ *     (st.release.sys / red.release.sys); waits load with acquire at system scope.
+ *   - Atomics are relaxed at system scope and atomic against other gshmem atomics on
+ *     the same object (from any GPU or host thread of the job).
+ *   - A bad PE (out of range, or not reachable by load/store) prints a message naming
+ *     both PEs and traps the kernel.
+ *   - Device waits spin without a timeout: a kernel waiting for a peer that never
+ *     writes hangs the GPU until the job is killed (gshmemrun --timeout helps).
+ */
+#ifndef GSHMEM_DEVICE_CUH
+#define GSHMEM_DEVICE_CUH
+
+#include <gshmem/impl/device_amo.cuh>
+#include <gshmem/impl/device_rma.cuh>
+#include <gshmem/impl/device_sync.cuh>
+
+#include <cuda_runtime.h>
+
+/* Launches func cooperatively (every block resident at once), as device-side
+ * gshmem_barrier_all/sync_all need. Refuses a grid that cannot be co-resident with a
+ * message, returning GSHMEMX_ERR_INVALID_ARG; GSHMEMX_SUCCESS otherwise. */
+extern "C" int gshmemx_collective_launch(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
+                                         cudaStream_t stream);
+/* Largest grid (blocks) of this block shape that gshmemx_collective_launch accepts. */
+extern "C" int gshmemx_collective_launch_query_gridsize(const void *func, dim3 block, void **args, size_t shmem,
+                                                        int *gridsize);
+
+#if !defined(__CUDA_ARCH__)
+/* Every CUDA translation unit that includes gshmem.h registers the device library's
+ * state copier with libgshmem before main runs (and so pulls it into the link). */
+extern "C" void gshmemi_device_lib_register(void);
+namespace gshmemi {
+struct device_lib_anchor {
+    device_lib_anchor() { gshmemi_device_lib_register(); }
+};
+static device_lib_anchor device_lib_anchor_instance;
+} /* namespace gshmemi */
+#endif
+
+#endif

@@ -1,0 +1,136 @@
+/* Inline device implementation, part 1: state access, address translation, loads and
+ * stores with explicit scope and ordering, and the group copy. Internal. */
+#ifndef GSHMEM_IMPL_DEVICE_COMMON_CUH
+#define GSHMEM_IMPL_DEVICE_COMMON_CUH
+
+#include <gshmem/impl/device_state.h>
+#include <gshmem/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Defined once in the device library (libgshmem_device.a); written by gshmem_init. */
+extern __constant__ struct gshmemi_device_state gshmemi_dstate;
+
+#define GSHMEMI_DEVICE_INLINE static __device__ __forceinline__
+
+namespace gshmemi {
+
+__device__ __noinline__ inline void report_bad_pe(int pe)
+{
+    if (!gshmemi_dstate.initialized)
+        printf("gshmem: device call before gshmem_init (or without the device library's state)\n");
+    else if (pe < 0 || pe >= gshmemi_dstate.n_pes)
+        printf("gshmem: PE %d: pe=%d is out of range (the job has %d PEs)\n", gshmemi_dstate.my_pe, pe,
+               gshmemi_dstate.n_pes);
+    else
+        printf("gshmem: PE %d cannot reach PE %d by load/store from the device (peer on another node)\n",
+               gshmemi_dstate.my_pe, pe);
+    __trap();
+}
+
+/* Address of pe's copy of the symmetric object at ptr (a local symmetric address). */
+template <typename T>
+__device__ __forceinline__ T *peer(const T *ptr, int pe)
+{
+    uint64_t base = (unsigned)pe < (unsigned)gshmemi_dstate.n_pes ? gshmemi_dstate.peer_base[pe] : 0;
+    if (base == 0) report_bad_pe(pe);
+    return (T *)(base + ((uint64_t)(uintptr_t)ptr - gshmemi_dstate.heap_base));
+}
+
+/* Unsigned integer of the same size, for atomics and ordered accesses. */
+template <int N> struct bits;
+template <> struct bits<2> { typedef unsigned short type; };
+template <> struct bits<4> { typedef unsigned int type; };
+template <> struct bits<8> { typedef unsigned long long type; };
+
+template <typename T>
+__device__ __forceinline__ typename bits<sizeof(T)>::type to_bits(T v)
+{
+    typename bits<sizeof(T)>::type b;
+    memcpy(&b, &v, sizeof(T));
+    return b;
+}
+
+template <typename T, typename B>
+__device__ __forceinline__ T from_bits(B b)
+{
+    T v;
+    memcpy(&v, &b, sizeof(T));
+    return v;
+}
+
+__device__ __forceinline__ unsigned short load_acquire(const volatile unsigned short *p)
+{
+    unsigned short v;
+    asm volatile("ld.acquire.sys.global.b16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned int load_acquire(const volatile unsigned int *p)
+{
+    unsigned int v;
+    asm volatile("ld.acquire.sys.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned long long load_acquire(const volatile unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.release.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void add_release(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* OpenSHMEM fence: orders this thread's earlier puts and AMOs before later ones. */
+__device__ __forceinline__ void fence() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+/* OpenSHMEM quiet: earlier puts, AMOs and signals are visible everywhere. */
+__device__ __forceinline__ void quiet() { asm volatile("fence.sc.sys;" ::: "memory"); }
+
+/* Copies n bytes; thread `rank` of `size` threads takes every size-th chunk. 16-byte
+ * accesses when dst and src share their alignment modulo 16, after a short head. */
+__device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsigned rank, unsigned size)
+{
+    size_t head = 0;
+    if ((((uintptr_t)dst ^ (uintptr_t)src) & 15) == 0) {
+        head = (16 - ((uintptr_t)dst & 15)) & 15;
+        if (head > n) head = n;
+        for (size_t i = rank; i < head; i += size) dst[i] = src[i];
+        size_t vecs = (n - head) / 16;
+        int4 *d = (int4 *)(dst + head);
+        const int4 *s = (const int4 *)(src + head);
+        for (size_t i = rank; i < vecs; i += size) d[i] = s[i];
+        head += vecs * 16;
+    } else if ((((uintptr_t)dst | (uintptr_t)src) & 3) == 0) {
+        size_t words = n / 4;
+        for (size_t i = rank; i < words; i += size) ((int *)dst)[i] = ((const int *)src)[i];
+        head = words * 4;
+    }
+    for (size_t i = head + rank; i < n; i += size) dst[i] = src[i];
+}
+
+/* Strided copy of nelems elements of elem bytes; strides in elements. */
+template <typename T>
+__device__ __forceinline__ void strided(T *dst, ptrdiff_t dst_stride, const T *src, ptrdiff_t src_stride,
+                                        size_t nelems, unsigned rank, unsigned size)
+{
+    for (size_t i = rank; i < nelems; i += size) dst[(ptrdiff_t)i * dst_stride] = src[(ptrdiff_t)i * src_stride];
+}
+
+__device__ __forceinline__ unsigned warp_rank() { return threadIdx.x & 31u; }
+__device__ __forceinline__ unsigned block_rank()
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+__device__ __forceinline__ unsigned block_size() { return blockDim.x * blockDim.y * blockDim.z; }
+
+} /* namespace gshmemi */
+
+#endif

@@ -1,0 +1,208 @@
+/* Inline device implementation, part 4: queries, point-to-point waits, fence/quiet,
+ * and barriers across PEs. */
+#ifndef GSHMEM_IMPL_DEVICE_SYNC_CUH
+#define GSHMEM_IMPL_DEVICE_SYNC_CUH
+
+#include <gshmem/impl/device_rma.cuh>
+
+#include <cooperative_groups.h>
+
+namespace gshmemi {
+
+template <typename T> __device__ __forceinline__ T load_ivar(const T *p)
+{
+    return from_bits<T>(load_acquire((const volatile typename bits<sizeof(T)>::type *)p));
+}
+
+template <typename T> __device__ __forceinline__ bool compare(T value, int cmp, T target)
+{
+    switch (cmp) {
+    case GSHMEM_CMP_EQ: return value == target;
+    case GSHMEM_CMP_NE: return value != target;
+    case GSHMEM_CMP_GT: return value > target;
+    case GSHMEM_CMP_GE: return value >= target;
+    case GSHMEM_CMP_LT: return value < target;
+    default: return value <= target;
+    }
+}
+
+/* One pass over ivars. mode 0: all (1/0), 1: any (index or SIZE_MAX), 2: some (count). */
+template <typename T>
+__device__ __forceinline__ size_t test_pass(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
+                                            bool vector, int mode, size_t *indices)
+{
+    size_t count = 0, active = 0;
+    for (size_t i = 0; i < nelems; i++) {
+        if (status && status[i]) continue;
+        active++;
+        if (!compare(load_ivar(&ivars[i]), cmp, vector ? values[i] : values[0])) {
+            if (mode == 0) return 0;
+            continue;
+        }
+        if (mode == 1) return i;
+        if (mode == 2) indices[count] = i;
+        count++;
+    }
+    if (mode == 0) return 1;
+    if (mode == 1) return SIZE_MAX;
+    return active ? count : 0;
+}
+
+template <typename T>
+__device__ __forceinline__ size_t wait_loop(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
+                                            bool vector, int mode, size_t *indices)
+{
+    size_t active = 0;
+    for (size_t i = 0; i < nelems; i++) active += !(status && status[i]);
+    if (mode != 0 && active == 0) return mode == 1 ? SIZE_MAX : 0;
+    for (;;) {
+        size_t r = test_pass(ivars, nelems, status, cmp, values, vector, mode, indices);
+        if (mode == 0 ? r == 1 : mode == 1 ? r != SIZE_MAX : r > 0) return r;
+    }
+}
+
+/* Dissemination barrier over PEs by one thread, on the device sync area of each heap. */
+__device__ __forceinline__ void pe_barrier()
+{
+    gshmemi_device_sync_area *mine = (gshmemi_device_sync_area *)gshmemi_dstate.heap_base;
+    unsigned long long epoch = ++mine->barrier_epoch;
+    int me = gshmemi_dstate.my_pe, n = gshmemi_dstate.n_pes, round = 0;
+    for (int dist = 1; dist < n; dist <<= 1, round++) {
+        gshmemi_device_sync_area *to = peer(mine, (me + dist) % n);
+        add_release((unsigned long long *)&to->barrier_flags[round], 1);
+        while (load_acquire((const volatile unsigned long long *)&mine->barrier_flags[round]) < epoch) {
+        }
+    }
+}
+
+template <int S> __device__ __forceinline__ void barrier(bool complete)
+{
+    scope_sync<S>();
+    if (scope_rank<S>() == 0) {
+        if (complete) quiet();
+        pe_barrier();
+    }
+    scope_sync<S>();
+}
+
+} /* namespace gshmemi */
+
+#ifdef __CUDA_ARCH__
+GSHMEMI_DEVICE_INLINE int gshmem_my_pe(void) { return gshmemi_dstate.my_pe; }
+GSHMEMI_DEVICE_INLINE int gshmem_n_pes(void) { return gshmemi_dstate.n_pes; }
+GSHMEMI_DEVICE_INLINE void *gshmem_ptr(const void *dest, int pe)
+{
+    uint64_t off = (uint64_t)(uintptr_t)dest - gshmemi_dstate.heap_base;
+    if ((unsigned)pe >= (unsigned)gshmemi_dstate.n_pes || off >= gshmemi_dstate.heap_size) return NULL;
+    uint64_t base = gshmemi_dstate.peer_base[pe];
+    return base ? (void *)(base + off) : NULL;
+}
+GSHMEMI_DEVICE_INLINE void gshmem_fence(void) { gshmemi::fence(); }
+GSHMEMI_DEVICE_INLINE void gshmem_quiet(void) { gshmemi::quiet(); }
+/* Every thread of a grid started with gshmemx_collective_launch calls these. */
+GSHMEMI_DEVICE_INLINE void gshmem_barrier_all(void)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    grid.sync();
+    if (grid.thread_rank() == 0) {
+        gshmemi::quiet();
+        gshmemi::pe_barrier();
+    }
+    grid.sync();
+}
+GSHMEMI_DEVICE_INLINE void gshmem_sync_all(void)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    grid.sync();
+    if (grid.thread_rank() == 0) gshmemi::pe_barrier();
+    grid.sync();
+}
+GSHMEMI_DEVICE_INLINE uint64_t gshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
+{
+    unsigned long long *p = (unsigned long long *)sig_addr, target = cmp_value;
+    gshmemi::wait_loop(p, 1, (const int *)0, cmp, &target, false, 0, (size_t *)0);
+    return gshmemi::load_ivar(p);
+}
+
+#define GSHMEMI_DEVICE_P2P_SYNC(T, N)                                                                          \
+    GSHMEMI_DEVICE_INLINE void gshmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                          \
+    {                                                                                                          \
+        gshmemi::wait_loop(ivar, 1, (const int *)0, cmp, &cmp_value, false, 0, (size_t *)0);                   \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE void gshmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp, \
+                                                           T cmp_value)                                        \
+    {                                                                                                          \
+        gshmemi::wait_loop(ivars, nelems, status, cmp, &cmp_value, false, 0, (size_t *)0);                     \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status,       \
+                                                             int cmp, T cmp_value)                             \
+    {                                                                                                          \
+        return gshmemi::wait_loop(ivars, nelems, status, cmp, &cmp_value, false, 1, (size_t *)0);              \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices,        \
+                                                              const int *status, int cmp, T cmp_value)         \
+    {                                                                                                          \
+        return gshmemi::wait_loop(ivars, nelems, status, cmp, &cmp_value, false, 2, indices);                  \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE void gshmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status,  \
+                                                                  int cmp, T *cmp_values)                      \
+    {                                                                                                          \
+        gshmemi::wait_loop(ivars, nelems, status, cmp, cmp_values, true, 0, (size_t *)0);                      \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_wait_until_any_vector(T *ivars, size_t nelems,                   \
+                                                                    const int *status, int cmp, T *cmp_values) \
+    {                                                                                                          \
+        return gshmemi::wait_loop(ivars, nelems, status, cmp, cmp_values, true, 1, (size_t *)0);               \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices, \
+                                                                     const int *status, int cmp,               \
+                                                                     T *cmp_values)                            \
+    {                                                                                                          \
+        return gshmemi::wait_loop(ivars, nelems, status, cmp, cmp_values, true, 2, indices);                   \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE int gshmem_##N##_test(T *ivar, int cmp, T cmp_value)                                 \
+    {                                                                                                          \
+        return (int)gshmemi::test_pass(ivar, 1, (const int *)0, cmp, &cmp_value, false, 0, (size_t *)0);       \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE int gshmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp,       \
+                                                    T cmp_value)                                               \
+    {                                                                                                          \
+        return (int)gshmemi::test_pass(ivars, nelems, status, cmp, &cmp_value, false, 0, (size_t *)0);         \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp,    \
+                                                       T cmp_value)                                            \
+    {                                                                                                          \
+        return gshmemi::test_pass(ivars, nelems, status, cmp, &cmp_value, false, 1, (size_t *)0);              \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices,              \
+                                                        const int *status, int cmp, T cmp_value)               \
+    {                                                                                                          \
+        return gshmemi::test_pass(ivars, nelems, status, cmp, &cmp_value, false, 2, indices);                  \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE int gshmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp, \
+                                                           T *cmp_values)                                      \
+    {                                                                                                          \
+        return (int)gshmemi::test_pass(ivars, nelems, status, cmp, cmp_values, true, 0, (size_t *)0);          \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status,      \
+                                                              int cmp, T *cmp_values)                          \
+    {                                                                                                          \
+        return gshmemi::test_pass(ivars, nelems, status, cmp, cmp_values, true, 1, (size_t *)0);               \
+    }                                                                                                          \
+    GSHMEMI_DEVICE_INLINE size_t gshmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,       \
+                                                               const int *status, int cmp, T *cmp_values)      \
+    {                                                                                                          \
+        return gshmemi::test_pass(ivars, nelems, status, cmp, cmp_values, true, 2, indices);                   \
+    }
+GSHMEM_P2P_SYNC_TYPES(GSHMEMI_DEVICE_P2P_SYNC)
+#undef GSHMEMI_DEVICE_P2P_SYNC
+#endif /* __CUDA_ARCH__ */
+
+/* Cooperative barriers: every thread of the warp (all 32 lanes) or of the block calls
+ * them; one block (or warp) per PE takes part. barrier_all also completes earlier puts. */
+GSHMEMI_DEVICE_INLINE void gshmemx_barrier_all_warp(void) { gshmemi::barrier<gshmemi::SCOPE_WARP>(true); }
+GSHMEMI_DEVICE_INLINE void gshmemx_barrier_all_block(void) { gshmemi::barrier<gshmemi::SCOPE_BLOCK>(true); }
+GSHMEMI_DEVICE_INLINE void gshmemx_sync_all_warp(void) { gshmemi::barrier<gshmemi::SCOPE_WARP>(false); }
+GSHMEMI_DEVICE_INLINE void gshmemx_sync_all_block(void) { gshmemi::barrier<gshmemi::SCOPE_BLOCK>(false); }
+
+#endif
