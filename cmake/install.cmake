@@ -1,7 +1,13 @@
 # Installation: library (shared and static), headers, tools, pkg-config and CMake package files.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS gshmem gshmem_static EXPORT gshmemTargets
+set(GSHMEM_INSTALL_TARGETS gshmem gshmem_static)
+if(TARGET gshmem_device)
+  list(APPEND GSHMEM_INSTALL_TARGETS gshmem_device)
+  set_target_properties(gshmem_device PROPERTIES EXPORT_NAME device)
+  install(FILES ${CMAKE_SOURCE_DIR}/cmake/gshmemDevice.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gshmem)
+endif()
+install(TARGETS ${GSHMEM_INSTALL_TARGETS} EXPORT gshmemTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -26,5 +26,10 @@ for exe in "$scratch/cmake-build/consumer" "$scratch/cmake-build/consumer-static
     grep -q "consumer: PE $pe of 3 ok" <<<"$out" || { echo "install_consumer: $exe: PE $pe missing in:"; echo "$out"; exit 1; } >&2
   done
 done
+if [ -e "$scratch/cmake-build/consumer-device" ]; then
+  out=$("$prefix/bin/gshmemrun" -n 2 "$scratch/cmake-build/consumer-device")
+  grep -q "consumer-device" <<<"$out" || { echo "install_consumer: consumer-device printed nothing" >&2; exit 1; }
+  echo "install_consumer: device-API consumer built with gshmem_enable_device"
+fi
 "$prefix/bin/gshmem-info" | grep -q "GSHMEM_SYMMETRIC_SIZE"
 echo "install_consumer: find_package (shared and static) and pkg-config consumers ran on 3 PEs"
