@@ -9,6 +9,7 @@
 #include <gshmem/types.h>
 #include <gshmem/status.h>
 #include <gshmem/host.h>
+#include <gshmem/stream.h>
 
 #if defined(__CUDACC__)
 #include <gshmem/device.cuh>

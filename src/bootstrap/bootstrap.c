@@ -130,6 +130,7 @@ static int boot_local_view(const struct gshmemi_env *env, struct gshmemi_bootstr
 int gshmemi_bootstrap_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
 {
     memset(bs, 0, sizeof(*bs));
+    bs->abort_status = 1;
     int rc = boot_start(env, bs);
     if (rc) {
         memset(bs, 0, sizeof(*bs));

@@ -37,6 +37,9 @@ struct gshmemi_bootstrap {
     int local_nranks;
     int *node_of_rank;  /* nranks entries: dense node index of each rank */
     int *local_ranks;   /* local_nranks entries: world ranks on this node, ascending */
+    /* Exit status for this PE once check() or a collective reported GSHMEMX_ERR_ABORTED:
+     * the status another PE passed to gshmem_global_exit (1 otherwise). */
+    int abort_status;
 };
 
 /* Picks and starts an implementation (GSHMEM_BOOTSTRAP, then detection), then

@@ -31,6 +31,7 @@ struct tcp_impl {
     double timeout;
     char peer[GSHMEMI_WIRE_NAME_MAX + 32]; /* "bootstrap root host:port" */
     atomic_int failed;                      /* sticky: the job is over (ABORT or lost root) */
+    struct gshmemi_bootstrap *bs;           /* to report the aborting PE's exit status */
     pthread_mutex_t rx_lock;                /* one reader at a time; check() only tries it */
     pthread_mutex_t tx_lock;                /* whole frames on the socket */
 };
@@ -142,8 +143,9 @@ static int tcp_handle_notice(struct tcp_impl *t, const struct gshmemi_wire_heade
                 GSHMEMI_ERROR(BOOT, "job aborted while %s: PE %d exited or lost its connection to the %s",
                               waiting_for, (int)a.origin, t->peer);
             else
-                GSHMEMI_ERROR(BOOT, "job aborted while %s: PE %d called abort with status %d", waiting_for,
+                GSHMEMI_ERROR(BOOT, "job ending while %s: PE %d called gshmem_global_exit(%d)", waiting_for,
                               (int)a.origin, (int)a.status);
+            if (a.kind != GSHMEMI_WIRE_ABORT_LOST) t->bs->abort_status = (int)a.status;
             atomic_store(&t->failed, a.kind == GSHMEMI_WIRE_ABORT_LOST ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_ABORTED);
             return atomic_load(&t->failed);
         }
@@ -363,6 +365,7 @@ int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_boo
     if ((rc = tcp_hello(t, env)) != 0) goto err_close;
     bs->ops = &tcp_ops;
     bs->impl = t;
+    t->bs = bs;
     bs->rank = t->rank;
     bs->nranks = t->nranks;
     GSHMEMI_INFO(BOOT, "joined the job through the %s as PE %d of %d", t->peer, t->rank, t->nranks);

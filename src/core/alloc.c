@@ -17,6 +17,8 @@ struct gshmemi_alloc_block {
 
 typedef struct gshmemi_alloc_block block_t;
 
+#define ALLOC_CLASS_SCAN_MAX 64
+
 static unsigned alloc_log2(uint64_t v)
 {
     return 63u - (unsigned)__builtin_clzll(v);
@@ -85,9 +87,11 @@ static block_t *alloc_find_free(struct gshmemi_alloc *a, size_t bytes)
         }
         if (sl_map) return a->free_lists[fl][__builtin_ctz(sl_map)];
     }
-    /* Only blocks in the request's own class can still fit: look through that list. */
+    /* Only blocks in the request's own class can still fit: look at the first few of
+     * that list (bounded, so every call stays O(1); a miss deeper in is NOMEM). */
     alloc_mapping(units, &fl, &sl);
-    for (block_t *b = a->free_lists[fl][sl]; b; b = b->free_next)
+    int looked = 0;
+    for (block_t *b = a->free_lists[fl][sl]; b && looked < ALLOC_CLASS_SCAN_MAX; b = b->free_next, looked++)
         if (b->size >= bytes) return b;
     return NULL;
 }
@@ -118,14 +122,18 @@ static int alloc_hash_grow(struct gshmemi_alloc *a)
     return 0;
 }
 
-static int alloc_hash_insert(struct gshmemi_alloc *a, block_t *b)
+/* Makes room for one more live block, before any block is taken. */
+static int alloc_hash_reserve(struct gshmemi_alloc *a)
 {
-    if (a->nallocated >= a->nbuckets && alloc_hash_grow(a) != 0) return GSHMEMX_ERR_NOMEM;
+    return a->nallocated >= a->nbuckets ? alloc_hash_grow(a) : 0;
+}
+
+static void alloc_hash_insert(struct gshmemi_alloc *a, block_t *b)
+{
     size_t h = alloc_hash(a, b->off);
     b->hash_next = a->buckets[h];
     a->buckets[h] = b;
     a->nallocated++;
-    return 0;
 }
 
 static block_t **alloc_hash_slot(const struct gshmemi_alloc *a, size_t off)
@@ -216,7 +224,7 @@ int gshmemi_alloc_alloc(struct gshmemi_alloc *a, size_t size, size_t alignment, 
         b = alloc_find_free(a, need); /* an already aligned block may still fit */
         if (b && b->off % alignment) b = NULL;
     }
-    if (!b) return GSHMEMX_ERR_NOMEM;
+    if (!b || alloc_hash_reserve(a) != 0) return GSHMEMX_ERR_NOMEM;
     alloc_free_remove(a, b);
     block_t *taken = alloc_take_aligned(a, b, alignment);
     if (!taken) {
@@ -227,10 +235,7 @@ int gshmemi_alloc_alloc(struct gshmemi_alloc *a, size_t size, size_t alignment, 
         block_t *rest = alloc_split(taken, need);
         if (rest) alloc_free_insert(a, rest);
     }
-    if (alloc_hash_insert(a, taken) != 0) {
-        alloc_free_insert(a, taken);
-        return GSHMEMX_ERR_NOMEM;
-    }
+    alloc_hash_insert(a, taken);
     a->used += taken->size;
     *offset = taken->off;
     return 0;

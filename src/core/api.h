@@ -52,6 +52,7 @@ struct gshmemi_wait_args {
     int vector;
     int mode;
     size_t *indices;  /* SOME: satisfied indices out */
+    uint64_t *value_out; /* if set: element 0's value as last compared */
 };
 /* One pass: ALL -> 1/0; ANY -> index or SIZE_MAX; SOME -> count. */
 size_t gshmemi_wait_test(const struct gshmemi_wait_args *args);

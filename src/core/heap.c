@@ -199,6 +199,19 @@ static void heap_read_hugepages(long *total, long *free_pages)
     fclose(f);
 }
 
+void gshmemi_heap_describe_thp(char *out, size_t outlen)
+{
+    char line[256] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
+    if (f) {
+        if (!fgets(line, sizeof(line), f)) line[0] = '\0';
+        fclose(f);
+    }
+    char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
+    if (open && close) snprintf(out, outlen, "%.*s", (int)(close - open - 1), open + 1);
+    else snprintf(out, outlen, "unknown");
+}
+
 int gshmemi_heap_hugepages_fit(size_t size)
 {
     long total, free_pages;

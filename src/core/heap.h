@@ -63,6 +63,8 @@ int gshmemi_heap_device_memset(struct gshmemi_heap *heap, size_t offset, int val
 int gshmemi_heap_device_memcpy(struct gshmemi_heap *heap, size_t dst_offset, size_t src_offset, size_t len);
 /* Whether this machine has free 2 MiB hugepages (for gshmem-info); fills a description. */
 void gshmemi_heap_describe_hugepages(char *out, size_t outlen);
+/* The kernel's shmem THP mode ("advise", "never", ...) or "unknown". */
+void gshmemi_heap_describe_thp(char *out, size_t outlen);
 /* Whether enough 2 MiB hugepages are free now for a heap of size bytes. */
 int gshmemi_heap_hugepages_fit(size_t size);
 

@@ -3,6 +3,7 @@
 
 #include "device/cuda_probe.h"
 #include "device/device_publish.h"
+#include "device/mps.h"
 
 #include <gshmem.h>
 
@@ -17,6 +18,8 @@ _Noreturn void gshmemi_fatal(struct gshmemi_state *st, int status)
 {
     GSHMEMI_TRACE(INIT, "ending the job after a fatal error: %s", gshmemx_strerror(status));
     fflush(NULL);
+    /* Another PE's gshmem_global_exit: leave with its status, quietly. */
+    if (status == GSHMEMX_ERR_ABORTED) _exit(st->boot.abort_status);
     if (st->boot.ops) st->boot.ops->abort(&st->boot, 1);
     _exit(1);
 }
@@ -48,16 +51,34 @@ static int init_pick_device(struct gshmemi_state *st, int gpus)
     return (int)st->env.device;
 }
 
+/* The first node-local PE whose host heap fell back to normal pages says so, once. */
+static int init_report_fallback(struct gshmemi_state *st)
+{
+    int mine = st->heap.kind == GSHMEMI_HEAP_KIND_HOST_THP, *all = calloc((size_t)st->n_pes, sizeof(int));
+    if (!all) return GSHMEMX_ERR_NOMEM;
+    int rc = st->boot.ops->allgather(&st->boot, &mine, all, sizeof(int));
+    int first = -1, count = 0;
+    for (int i = 0; rc == 0 && i < st->boot.local_nranks; i++) {
+        if (!all[st->boot.local_ranks[i]]) continue;
+        if (first < 0) first = st->boot.local_ranks[i];
+        count++;
+    }
+    free(all);
+    if (rc == 0 && first == st->my_pe && st->env.hugepages == GSHMEMI_HUGEPAGES_AUTO) {
+        char thp[64];
+        gshmemi_heap_describe_thp(thp, sizeof(thp));
+        GSHMEMI_WARN(HEAP, "%d of %d PEs on this node have their host heap on %zu-byte pages (THP advice; shmem "
+                           "THP is %s): %s; reserve hugepages with 'echo N > /proc/sys/vm/nr_hugepages' "
+                           "(N >= PEs per node x heap size / 2 MiB)",
+                     count, st->boot.local_nranks, st->heap.page_size, thp, st->heap.fallback_reason);
+    }
+    return rc;
+}
+
 static int init_host_heap(struct gshmemi_state *st)
 {
     int rc = gshmemi_heap_create(&st->env, &st->heap);
-    if (rc != 0) return rc;
-    if (st->heap.kind == GSHMEMI_HEAP_KIND_HOST_THP && st->env.hugepages == GSHMEMI_HUGEPAGES_AUTO &&
-        st->boot.local_rank == 0)
-        GSHMEMI_WARN(HEAP, "host heap on %zu-byte pages with THP advice: %s; reserve hugepages with "
-                           "'echo N > /proc/sys/vm/nr_hugepages' (N >= PEs per node x heap size / 2 MiB)",
-                     st->heap.page_size, st->heap.fallback_reason);
-    return 0;
+    return rc != 0 ? rc : init_report_fallback(st);
 }
 
 /* GSHMEM_HEAP=auto picks the device heap when a GPU is usable. */
@@ -93,27 +114,21 @@ static int init_sync_heap(struct gshmemi_state *st)
     struct gshmemi_env small = st->env;
     small.symmetric_size = 0;
     small.hugepages = GSHMEMI_HUGEPAGES_OFF;
+    st->sync_of_pe = calloc((size_t)st->n_pes, sizeof(*st->sync_of_pe));
+    if (!st->sync_of_pe) return GSHMEMX_ERR_NOMEM;
     int rc = gshmemi_heap_create(&small, &st->sync_heap);
-    if (rc == 0) rc = gshmemi_transport_p2p_create(&st->boot, &st->sync_heap, st->env.timeout, &st->sync_tp);
+    if (rc == 0)
+        rc = gshmemi_transports_create(&st->boot, &st->sync_heap, st->env.timeout, st->sync_of_pe,
+                                       &st->sync_transports);
     gshmemi_heap_close_fd(&st->sync_heap);
     return rc;
 }
 
 static int init_transports(struct gshmemi_state *st)
 {
-    int rc = gshmemi_transport_p2p_create(&st->boot, &st->heap, st->env.timeout, &st->p2p);
-    if (rc != 0) return rc;
     st->transport_of_pe = calloc((size_t)st->n_pes, sizeof(*st->transport_of_pe));
     if (!st->transport_of_pe) return GSHMEMX_ERR_NOMEM;
-    for (int pe = 0; pe < st->n_pes; pe++) {
-        if (!gshmemi_transport_p2p_reaches(st->p2p, pe)) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d is on another node than PE %d and this version has no remote "
-                                     "transport yet", pe, st->my_pe);
-            return GSHMEMX_ERR_NOT_SUPPORTED;
-        }
-        st->transport_of_pe[pe] = st->p2p;
-    }
-    return 0;
+    return gshmemi_transports_create(&st->boot, &st->heap, st->env.timeout, st->transport_of_pe, &st->transports);
 }
 
 static void init_print_config(const struct gshmemi_state *st)
@@ -129,13 +144,12 @@ static void init_print_config(const struct gshmemi_state *st)
 static void init_teardown(struct gshmemi_state *st)
 {
     gshmemi_device_state_fini(st);
-    if (st->p2p) st->p2p->ops->destroy(st->p2p);
-    st->p2p = NULL;
-    if (st->sync_tp) st->sync_tp->ops->destroy(st->sync_tp);
-    st->sync_tp = NULL;
+    gshmemi_transports_destroy(&st->transports);
+    gshmemi_transports_destroy(&st->sync_transports);
     gshmemi_heap_destroy(&st->sync_heap);
     free(st->transport_of_pe);
-    st->transport_of_pe = NULL;
+    free(st->sync_of_pe);
+    st->transport_of_pe = st->sync_of_pe = NULL;
     if (st->alloc.buckets) gshmemi_alloc_fini(&st->alloc);
     gshmemi_heap_destroy(&st->heap);
 }
@@ -150,7 +164,7 @@ static int init_all(struct gshmemi_state *st)
     gshmemi_log_set_pe(st->my_pe);
     if ((rc = init_sync_heap(st)) != 0 || (rc = init_heap(st)) != 0) return rc;
     if ((rc = gshmemi_heap_memset(&st->heap, 0, 0, GSHMEMI_HEAP_RESERVED)) != 0) return rc;
-    if ((rc = init_transports(st)) != 0) return rc;
+    if ((rc = init_transports(st)) != 0 || (rc = gshmemi_mps_check(st)) != 0) return rc;
     gshmemi_heap_close_fd(&st->heap);
     size_t user = (st->heap.size - GSHMEMI_HEAP_RESERVED) & ~(GSHMEMI_ALLOC_GRANULE - 1);
     if ((rc = gshmemi_alloc_init(&st->alloc, GSHMEMI_HEAP_RESERVED, user)) != 0) return rc;
@@ -216,10 +230,10 @@ void gshmem_finalize(void)
 {
     struct gshmemi_state *st = &gshmemi_state;
     if (!st->initialized) return;
+    gshmemi_sync_quiet(st, __func__);
     gshmemi_sync_barrier(st, __func__);
     st->initialized = 0;
     init_teardown(st);
-    st->boot.ops->finalize(&st->boot);
     gshmemi_bootstrap_fini(&st->boot);
     memset(&st->boot, 0, sizeof(st->boot));
     gshmemi_log_close();

@@ -32,7 +32,7 @@ static int log_open(const char *pattern)
 {
     char path[4096];
     log_expand_path(pattern, path, sizeof(path));
-    FILE *f = fopen(path, "a");
+    FILE *f = fopen(path, "ae");
     if (!f) {
         GSHMEMI_ERROR(ENV, "GSHMEM_DEBUG_FILE=%s: cannot open %s: %m", pattern, path);
         return GSHMEMX_ERR_CONFIG;

@@ -73,6 +73,10 @@ void gshmemi_rma_put_signal(const char *fn, void *dest, const void *src, size_t 
     size_t len = gshmemi_api_bytes(st, fn, nelems, elem);
     size_t off = len ? gshmemi_api_offset(st, fn, "dest", dest, len, pe) : 0;
     size_t sig_off = gshmemi_api_offset(st, fn, "sig_addr", sig_addr, sizeof(uint64_t), pe);
+    if (sig_off % sizeof(uint64_t)) {
+        GSHMEMI_ERROR(RMA, "%s: sig_addr=%p is not 8-byte aligned (peer PE %d)", fn, (void *)sig_addr, pe);
+        gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+    }
     int rc = tp->ops->put_signal(tp, pe, off, src, len, sig_off, signal, sig_op);
     gshmemi_api_check_rc(st, fn, rc, pe);
 }

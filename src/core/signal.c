@@ -24,8 +24,10 @@ void gshmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
 
 uint64_t gshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
+    uint64_t satisfied = 0;
     struct gshmemi_wait_args a = {.fn = __func__, .ivars = sig_addr, .nelems = 1, .width = sizeof(uint64_t),
-                                  .cmp = cmp, .values = &cmp_value, .mode = GSHMEMI_WAIT_ALL};
+                                  .cmp = cmp, .values = &cmp_value, .mode = GSHMEMI_WAIT_ALL,
+                                  .value_out = &satisfied};
     gshmemi_wait_until(&a);
-    return gshmem_signal_fetch(sig_addr);
+    return satisfied;
 }

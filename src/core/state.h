@@ -29,9 +29,10 @@ struct gshmemi_state {
     struct gshmemi_heap heap;      /* the user heap: host or device memory */
     struct gshmemi_heap sync_heap; /* host memory for host-side synchronization */
     struct gshmemi_alloc alloc;
-    struct gshmemi_transport *p2p;
-    struct gshmemi_transport *sync_tp;
-    struct gshmemi_transport **transport_of_pe; /* n_pes entries */
+    struct gshmemi_transport_set transports;      /* for the user heap */
+    struct gshmemi_transport_set sync_transports; /* for the sync heap */
+    struct gshmemi_transport **transport_of_pe;   /* n_pes entries, user heap */
+    struct gshmemi_transport **sync_of_pe;        /* n_pes entries, sync heap */
     int heap_host_accessible;      /* the host may load and store the user heap */
     int device;                    /* CUDA ordinal of this PE's GPU, -1 without one */
     struct gshmemi_device_state *dstate; /* what device code sees (device heap only) */

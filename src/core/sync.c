@@ -8,7 +8,10 @@
 
 void gshmemi_sync_quiet(struct gshmemi_state *st, const char *fn)
 {
-    gshmemi_api_check_rc(st, fn, st->p2p->ops->quiet(st->p2p), st->my_pe);
+    for (int i = 0; i < st->transports.count; i++) {
+        struct gshmemi_transport *tp = st->transports.list[i];
+        gshmemi_api_check_rc(st, fn, tp->ops->quiet(tp), st->my_pe);
+    }
 }
 
 struct barrier_wait {
@@ -41,7 +44,7 @@ void gshmemi_sync_barrier(struct gshmemi_state *st, const char *fn)
     int me = st->my_pe, n = st->n_pes, round = 0;
     for (int dist = 1; dist < n; dist <<= 1, round++) {
         int to = (me + dist) % n;
-        struct gshmemi_transport *tp = st->sync_tp;
+        struct gshmemi_transport *tp = st->sync_of_pe[to];
         struct gshmemi_amo amo = {.op = GSHMEMI_AMO_ADD, .width = 8, .operand = 1,
                                   .offset = offsetof(struct gshmemi_sync_area, barrier_flags) +
                                             (size_t)round * sizeof(uint64_t)};
@@ -54,7 +57,10 @@ void gshmemi_sync_barrier(struct gshmemi_state *st, const char *fn)
 void gshmem_fence(void)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
-    gshmemi_api_check_rc(st, __func__, st->p2p->ops->fence(st->p2p, -1), st->my_pe);
+    for (int i = 0; i < st->transports.count; i++) {
+        struct gshmemi_transport *tp = st->transports.list[i];
+        gshmemi_api_check_rc(st, __func__, tp->ops->fence(tp, -1), st->my_pe);
+    }
 }
 
 void gshmem_quiet(void)

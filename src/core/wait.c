@@ -41,7 +41,9 @@ static int wait_compare(int64_t value, int cmp, int64_t target, int is_signed)
 static int wait_satisfied(const struct gshmemi_wait_args *a, size_t i)
 {
     int64_t target = wait_load(a->values, a->vector ? i : 0, a->width, a->is_signed);
-    return wait_compare(wait_load(a->ivars, i, a->width, a->is_signed), a->cmp, target, a->is_signed);
+    int64_t value = wait_load(a->ivars, i, a->width, a->is_signed);
+    if (a->value_out && i == 0) *a->value_out = (uint64_t)value;
+    return wait_compare(value, a->cmp, target, a->is_signed);
 }
 
 size_t gshmemi_wait_test(const struct gshmemi_wait_args *a)
@@ -70,12 +72,13 @@ struct wait_view {
     struct gshmemi_state *st;
     size_t offset;
     void *mirror;
+    size_t result; /* of the pass that satisfied the wait */
 };
 
 static size_t wait_view_test(struct wait_view *v)
 {
     if (v->mirror) {
-        struct gshmemi_transport *tp = v->st->p2p;
+        struct gshmemi_transport *tp = v->st->transport_of_pe[v->st->my_pe];
         int rc = tp->ops->get(tp, v->st->my_pe, v->mirror, v->offset, v->args.nelems * v->args.width);
         gshmemi_api_check_rc(v->st, v->args.fn, rc, v->st->my_pe);
     }
@@ -87,6 +90,7 @@ static int wait_done(void *arg)
     struct wait_view *v = arg;
     size_t r = wait_view_test(v);
     int mode = v->args.mode;
+    v->result = r;
     return mode == GSHMEMI_WAIT_ALL ? r == 1 : mode == GSHMEMI_WAIT_ANY ? r != SIZE_MAX : r > 0;
 }
 
@@ -132,7 +136,7 @@ size_t gshmemi_wait_until(const struct gshmemi_wait_args *a)
         result = a->mode == GSHMEMI_WAIT_ANY ? SIZE_MAX : 0;
     } else {
         gshmemi_progress_wait(v.st, wait_done, &v, wait_describe);
-        result = wait_view_test(&v);
+        result = v.result; /* never re-scan: the values may have moved on */
     }
     free(v.mirror);
     return result;

@@ -11,8 +11,8 @@
 
 /* X(name): every driver entry point gshmem uses. */
 #define GSHMEMI_CUDA_DRIVER_TABLE(X)                                                              \
-    X(cuGetErrorString) X(cuDeviceGetAttribute) X(cuMemGetAllocationGranularity) X(cuMemCreate)   \
-    X(cuMemRelease) X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle)             \
+    X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetAttribute) X(cuMemGetAllocationGranularity)  \
+    X(cuMemCreate) X(cuMemRelease) X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle) \
     X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)
 
 struct gshmemi_cuda_driver {

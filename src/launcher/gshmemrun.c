@@ -2,7 +2,8 @@
  * gshmemrun: starts N PEs of a program on this machine and hosts their bootstrap
  * rendezvous. Each PE runs in its own process group; signals sent to gshmemrun are
  * forwarded to every PE; the first PE to fail ends the job (SIGTERM, a grace period,
- * SIGKILL) and its status becomes gshmemrun's.
+ * SIGKILL) and its status becomes gshmemrun's. Each PE is bound to CPUs and memory
+ * near its GPU (placement.h) before it execs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 
 #include "bootstrap/tcp_root.h"
 #include "bootstrap/wire.h"
+#include "launcher/placement.h"
 
 #define RUN_EXIT_TIMEOUT 124
 #define RUN_EXIT_LAUNCHER 125 /* gshmemrun itself failed (usage, resources) */
@@ -42,6 +44,7 @@ struct run_opts {
     double grace;
     int verbose;
     int tag_output;
+    enum run_bind bind;
     const char **xvars; /* "VAR" or "VAR=VAL" */
     int nx;
     char **argv; /* the program and its arguments */
@@ -63,6 +66,7 @@ struct run_pe {
 
 struct run_job {
     struct run_opts opts;
+    struct run_placement placement;
     struct run_pe *pes;
     int live; /* PEs not yet reaped */
     int sigfd;
@@ -82,11 +86,20 @@ static void run_usage(FILE *f)
             "  --tag-output        prefix every output line with \"[pe] \"\n"
             "  --timeout SEC       end the job after SEC seconds and exit with status 124\n"
             "  --grace SEC         after a failure, wait SEC seconds between SIGTERM and SIGKILL (default 3)\n"
-            "  -v, --verbose       say what gshmemrun does\n"
+            "  --bind-to WHAT      bind each PE's CPUs and memory: none, numa (the NUMA node nearest\n"
+            "                      the PE's GPU) or core (one core of that node per PE); without GPUs,\n"
+            "                      numa takes the NUMA nodes in turn and core gives PE i core i\n"
+            "                      (wrapping). Default: numa when there are GPUs and either several\n"
+            "                      NUMA nodes or a GPU with a known locality, else none\n"
+            "  -v, --verbose       say what gshmemrun does, each PE's binding included\n"
             "  -h, --help          this text\n\n"
             "Exit status: 0 when every PE succeeds; else the first failed PE's status (128+N for\n"
             "signal N), 124 on timeout, 126/127 when the program cannot be run, 125 for other\n"
-            "gshmemrun errors.\n");
+            "gshmemrun errors.\n\n"
+            "PE i uses GPU i modulo the visible GPUs, or GSHMEM_DEVICE when set (here or with -x);\n"
+            "GPUs are the NVIDIA PCI devices in bus order, narrowed by an ordinal CUDA_VISIBLE_DEVICES\n"
+            "(a UUID list cannot be matched, so every GPU is taken in bus order).%s\n",
+            run_placement_supported() ? "" : "\nThis gshmemrun was built without hwloc: PEs are never bound.");
 }
 
 static int run_parse_number(const char *opt, const char *text, double min, double *out)
@@ -144,6 +157,12 @@ static int run_parse_one(struct run_opts *o, int argc, char **argv, int *i)
     } else if (run_is_opt(a, "--grace")) {
         if ((v = run_opt_value(argc, argv, i, "--grace")) == NULL || run_parse_number(a, v, 0, &o->grace))
             return -1;
+    } else if (run_is_opt(a, "--bind-to")) {
+        if ((v = run_opt_value(argc, argv, i, "--bind-to")) == NULL) return -1;
+        if (run_bind_parse(v, &o->bind) != 0) {
+            fprintf(stderr, "gshmemrun: --bind-to: invalid value '%s' (none, numa or core)\n", v);
+            return -1;
+        }
     } else if (!strcmp(a, "--tag-output")) {
         o->tag_output = 1;
     } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -158,7 +177,7 @@ static int run_parse_one(struct run_opts *o, int argc, char **argv, int *i)
 /* 0 to run, 1 when help was printed, -1 on a usage error (already reported). */
 static int run_parse_args(struct run_opts *o, int argc, char **argv)
 {
-    *o = (struct run_opts){.np = 1, .grace = 3.0};
+    *o = (struct run_opts){.np = 1, .grace = 3.0, .bind = RUN_BIND_AUTO};
     o->xvars = calloc((size_t)argc, sizeof(*o->xvars));
     if (o->xvars == NULL) return -1;
     int i = 1;
@@ -271,10 +290,17 @@ static void run_make_job_id(char *out, size_t outlen)
     snprintf(out, outlen, "gshmemrun-%ld-%lx-%08x", (long)getpid(), (long)time(NULL), rnd);
 }
 
+/* What a child that could not become its PE tells gshmemrun through the report pipe. */
+struct run_child_report {
+    int err;
+    int step; /* 0: execve, else an enum run_bind_step */
+};
+
 /* In the child after fork: only async-signal-safe calls. */
 static void run_child_exec(struct run_job *job, const char *path, char **env, int rank, int out_w, int err_w,
                            int report_w)
 {
+    struct run_child_report report = {0};
     setpgid(0, 0);
     signal(SIGPIPE, SIG_DFL);
     if (rank > 0) {
@@ -284,9 +310,13 @@ static void run_child_exec(struct run_job *job, const char *path, char **env, in
     if (out_w >= 0) dup2(out_w, STDOUT_FILENO);
     if (err_w >= 0) dup2(err_w, STDERR_FILENO);
     sigprocmask(SIG_SETMASK, &job->saved_mask, NULL);
-    execve(path, job->opts.argv, env);
-    int e = errno;
-    ssize_t rc = write(report_w, &e, sizeof(e));
+    enum run_bind_step step = 0;
+    if ((report.err = run_binding_apply(&job->placement.pes[rank], &step)) == 0) {
+        execve(path, job->opts.argv, env);
+        report.err = errno;
+    }
+    report.step = (int)step;
+    ssize_t rc = write(report_w, &report, sizeof(report));
     (void)rc;
     _exit(RUN_EXIT_NOT_FOUND);
 }
@@ -295,6 +325,23 @@ static int run_pipe(int fds[2], int tag)
 {
     fds[0] = fds[1] = -1;
     return tag ? pipe2(fds, O_CLOEXEC) : 0;
+}
+
+static int run_report_child_failure(const struct run_job *job, const char *path, int rank,
+                                    const struct run_child_report *rep)
+{
+    const struct run_binding *b = &job->placement.pes[rank];
+    if (rep->step == RUN_BIND_STEP_CPUS) {
+        fprintf(stderr, "gshmemrun: PE %d: cannot bind to CPUs %s: %s\n", rank, b->cpus_text, strerror(rep->err));
+        return RUN_EXIT_LAUNCHER;
+    }
+    if (rep->step == RUN_BIND_STEP_MEMORY) {
+        fprintf(stderr, "gshmemrun: PE %d: cannot bind memory to NUMA node %s: %s\n", rank, b->nodes_text,
+                strerror(rep->err));
+        return RUN_EXIT_LAUNCHER;
+    }
+    fprintf(stderr, "gshmemrun: cannot execute '%s': %s\n", path, strerror(rep->err));
+    return rep->err == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_EXEC;
 }
 
 /* Starts PE rank; returns 0, or the exec failure's exit status (reported). */
@@ -321,14 +368,11 @@ static int run_spawn(struct run_job *job, const char *path, char **env, int rank
     setpgid(pid, pid); /* also done by the child: whichever runs first */
     pe->pid = pid;
     job->live++;
-    int exec_errno = 0;
+    struct run_child_report rep;
     ssize_t n;
-    while ((n = read(report[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR) {}
+    while ((n = read(report[0], &rep, sizeof(rep))) < 0 && errno == EINTR) {}
     close(report[0]);
-    if (n == (ssize_t)sizeof(exec_errno)) {
-        fprintf(stderr, "gshmemrun: cannot execute '%s': %s\n", path, strerror(exec_errno));
-        return exec_errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_EXEC;
-    }
+    if (n == (ssize_t)sizeof(rep)) return run_report_child_failure(job, path, rank, &rep);
     if (job->opts.verbose) fprintf(stderr, "gshmemrun: started PE %d (pid %ld)\n", rank, (long)pid);
     return 0;
 }
@@ -597,6 +641,8 @@ int main(int argc, char **argv)
     if (env == NULL) {
         fprintf(stderr, "gshmemrun: out of memory\n");
         rc = RUN_EXIT_LAUNCHER;
+    } else if (run_placement_create(job.opts.bind, job.opts.np, env, job.opts.verbose, &job.placement) != 0) {
+        rc = RUN_EXIT_LAUNCHER;
     } else {
         if (job.opts.timeout > 0) job.timeout_at = gshmemi_wire_deadline(job.opts.timeout);
         rc = run_spawn_all(&job, path, env, rank_slot);
@@ -608,6 +654,7 @@ int main(int argc, char **argv)
     if (job.opts.verbose) fprintf(stderr, "gshmemrun: exit status %d\n", rc);
 out:
     run_free_env(env, owned_from, rank_slot);
+    run_placement_destroy(&job.placement);
     free(job.pes);
     free(job.opts.xvars);
     free(path);

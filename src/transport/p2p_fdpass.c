@@ -93,7 +93,7 @@ static int fdpass_receive(int sock, int *rank, int *fd)
 int gshmemi_fdpass_recv(int listen_fd, double timeout_s, int *rank, int *fd)
 {
     struct pollfd pfd = {listen_fd, POLLIN, 0};
-    int wait_ms = timeout_s > 0 ? (int)(timeout_s * 1000.0) : -1;
+    int wait_ms = timeout_s <= 0 ? -1 : timeout_s >= 2e6 ? 2000000000 : (int)(timeout_s * 1000.0);
     int ready;
     do {
         ready = poll(&pfd, 1, wait_ms);
@@ -102,7 +102,7 @@ int gshmemi_fdpass_recv(int listen_fd, double timeout_s, int *rank, int *fd)
     if (ready <= 0) return -1;
     int sock = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (sock < 0) return -1;
-    struct timeval tv = {.tv_sec = timeout_s > 0 ? (time_t)timeout_s + 1 : 0};
+    struct timeval tv = {.tv_sec = timeout_s > 0 && timeout_s < 1e9 ? (time_t)timeout_s + 1 : 0};
     setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     int rc = fdpass_receive(sock, rank, fd);
     int saved = errno;

@@ -65,6 +65,19 @@ struct gshmemi_transport {
     void *impl;
 };
 
+/* The distinct transports a heap uses (quiet and fence visit each). */
+#define GSHMEMI_MAX_TRANSPORTS 4
+struct gshmemi_transport_set {
+    struct gshmemi_transport *list[GSHMEMI_MAX_TRANSPORTS];
+    int count;
+};
+
+/* Creates the transports reaching every PE's copy of heap (collective); per_pe[pe]
+ * gets the one for each PE. The only entry point core uses. */
+int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, double timeout_s,
+                              struct gshmemi_transport **per_pe, struct gshmemi_transport_set *set);
+void gshmemi_transports_destroy(struct gshmemi_transport_set *set);
+
 /* p2p: maps every node-local peer's heap (host or device; fd passing over a unix
  * socket with a random abstract name). Collective over the job's PEs. */
 int gshmemi_transport_p2p_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, double timeout_s,

@@ -9,7 +9,7 @@ export GSHMEM_SYMMETRIC_SIZE=$(( (${free:-0} + 16) * 2 ))M GSHMEM_HEAP=host GSHM
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 "$run" -n 2 --timeout 120 "$prog" 4 2>"$err"
-warnings=$(grep -c "host heap on 4096-byte pages with THP advice" "$err" || true)
+warnings=$(grep -c "have their host heap on 4096-byte pages" "$err" || true)
 if [ "$warnings" != 1 ]; then
   echo "heap_fallback: expected one fallback warning, got $warnings; stderr:" >&2
   cat "$err" >&2

@@ -1,0 +1,207 @@
+/*
+ * Stream-ordered host calls (gshmemx_*_on_stream) on the device heap: argument checks
+ * and address translation here, the CUDA work in src/device/stream_kernels.cu. Nothing
+ * here synchronizes or allocates, so the calls can be captured into CUDA graphs.
+ * A host heap refuses them (docs/DECISIONS.md says why); so does a build without CUDA.
+ */
+#include "core/api.h"
+
+#include <gshmem.h>
+
+#ifdef GSHMEM_HAVE_CUDA
+#include "device/stream_kernels.h"
+
+static struct gshmemi_state *stream_state(const char *fn)
+{
+    struct gshmemi_state *st = gshmemi_api_state(fn);
+    if (st->heap.kind == GSHMEMI_HEAP_KIND_DEVICE) return st;
+    GSHMEMI_ERROR(RMA, "%s: PE %d has a host heap (%s); stream-ordered calls need the device heap "
+                       "(GSHMEM_HEAP=device, or auto with a usable GPU). On a host heap, synchronize the stream "
+                       "and use the blocking host call instead", fn, st->my_pe,
+                  gshmemi_heap_kind_name(st->heap.kind));
+    gshmemi_fatal(st, GSHMEMX_ERR_NOT_SUPPORTED);
+}
+
+/* pe's copy of the heap byte at offset, as mapped in this PE's GPU address space. */
+static char *stream_peer_addr(struct gshmemi_state *st, const char *fn, int pe, size_t offset)
+{
+    struct gshmemi_transport *tp = gshmemi_api_peer(st, fn, pe);
+    char *addr = tp->ops->ptr(tp, pe, offset);
+    if (!addr) {
+        GSHMEMI_ERROR(RMA, "%s: PE %d cannot reach PE %d through a GPU mapping (another node); stream-ordered "
+                           "calls reach node-local PEs only", fn, st->my_pe, pe);
+        gshmemi_fatal(st, GSHMEMX_ERR_NOT_SUPPORTED);
+    }
+    return addr;
+}
+
+static void stream_check(struct gshmemi_state *st, const char *fn, int err, int pe)
+{
+    if (err == 0) return;
+    GSHMEMI_ERROR(CUDA, "%s: PE %d (peer PE %d): enqueuing on the stream failed: %s", fn, st->my_pe, pe,
+                  gshmemi_stream_error_string(err));
+    gshmemi_fatal(st, GSHMEMX_ERR_CUDA);
+}
+
+static void stream_check_sig_op(struct gshmemi_state *st, const char *fn, int sig_op, int pe)
+{
+    if (sig_op == GSHMEM_SIGNAL_SET || sig_op == GSHMEM_SIGNAL_ADD) return;
+    GSHMEMI_ERROR(RMA, "%s: sig_op=%d is neither GSHMEM_SIGNAL_SET nor GSHMEM_SIGNAL_ADD (PE %d, peer PE %d)", fn,
+                  sig_op, st->my_pe, pe);
+    gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+}
+
+static uint64_t stream_timeout_ns(const struct gshmemi_state *st)
+{
+    return st->env.timeout > 0 ? (uint64_t)(st->env.timeout * 1e9) : 0;
+}
+
+void gshmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream)
+{
+    struct gshmemi_state *st = stream_state(__func__);
+    gshmemi_api_peer(st, __func__, pe);
+    if (nelems == 0) return;
+    size_t off = gshmemi_api_offset(st, __func__, "dest", dest, nelems, pe);
+    char *to = stream_peer_addr(st, __func__, pe, off);
+    stream_check(st, __func__, gshmemi_stream_copy(st->device, to, source, nelems, stream), pe);
+}
+
+void gshmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream)
+{
+    struct gshmemi_state *st = stream_state(__func__);
+    gshmemi_api_peer(st, __func__, pe);
+    if (nelems == 0) return;
+    size_t off = gshmemi_api_offset(st, __func__, "source", source, nelems, pe);
+    const char *from = stream_peer_addr(st, __func__, pe, off);
+    stream_check(st, __func__, gshmemi_stream_copy(st->device, dest, from, nelems, stream), pe);
+}
+
+void gshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                                     uint64_t signal, int sig_op, int pe, struct CUstream_st *stream)
+{
+    struct gshmemi_state *st = stream_state(__func__);
+    stream_check_sig_op(st, __func__, sig_op, pe);
+    size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
+    char *sig = stream_peer_addr(st, __func__, pe, sig_off);
+    if (nelems) {
+        size_t off = gshmemi_api_offset(st, __func__, "dest", dest, nelems, pe);
+        char *to = stream_peer_addr(st, __func__, pe, off);
+        stream_check(st, __func__, gshmemi_stream_copy(st->device, to, source, nelems, stream), pe);
+    }
+    /* Same stream: the signal kernel starts after the copy has completed. */
+    stream_check(st, __func__, gshmemi_stream_signal(st->device, (uint64_t *)sig, signal, sig_op, stream), pe);
+}
+
+void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, struct CUstream_st *stream)
+{
+    struct gshmemi_state *st = stream_state(__func__);
+    stream_check_sig_op(st, __func__, sig_op, pe);
+    size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
+    char *sig = stream_peer_addr(st, __func__, pe, sig_off);
+    stream_check(st, __func__, gshmemi_stream_signal(st->device, (uint64_t *)sig, signal, sig_op, stream), pe);
+}
+
+void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value, struct CUstream_st *stream)
+{
+    struct gshmemi_state *st = stream_state(__func__);
+    if (cmp < GSHMEM_CMP_EQ || cmp > GSHMEM_CMP_LE) {
+        GSHMEMI_ERROR(SYNC, "%s: cmp=%d is not a GSHMEM_CMP_* value (PE %d)", __func__, cmp, st->my_pe);
+        gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+    }
+    gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), st->my_pe);
+    if ((uintptr_t)sig_addr % sizeof(uint64_t)) {
+        GSHMEMI_ERROR(SYNC, "%s: sig_addr=%p is not 8-byte aligned (PE %d)", __func__, (void *)sig_addr, st->my_pe);
+        gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+    }
+    int err = gshmemi_stream_wait(st->device, sig_addr, cmp, cmp_value, stream_timeout_ns(st), st->my_pe, stream);
+    stream_check(st, __func__, err, st->my_pe);
+}
+
+void gshmemx_quiet_on_stream(struct CUstream_st *stream)
+{
+    struct gshmemi_state *st = stream_state(__func__);
+    stream_check(st, __func__, gshmemi_stream_quiet(st->device, stream), st->my_pe);
+}
+
+/* Round r signals PE (me + 2^r) % n, as the device API's barrier does. */
+static void stream_barrier(const char *fn, int complete, struct CUstream_st *stream)
+{
+    struct gshmemi_state *st = stream_state(fn);
+    struct gshmemi_stream_barrier args = {.timeout_ns = stream_timeout_ns(st), .my_pe = st->my_pe,
+                                          .complete = complete};
+    args.mine = (uint64_t)(uintptr_t)st->heap.base;
+    for (int dist = 1; dist < st->n_pes; dist <<= 1, args.rounds++) {
+        int pe = (st->my_pe + dist) % st->n_pes;
+        args.to[args.rounds] = (uint64_t)(uintptr_t)stream_peer_addr(st, fn, pe, 0);
+    }
+    stream_check(st, fn, gshmemi_stream_barrier(st->device, &args, stream), st->my_pe);
+}
+
+void gshmemx_barrier_all_on_stream(struct CUstream_st *stream)
+{
+    stream_barrier(__func__, 1, stream);
+}
+
+void gshmemx_sync_all_on_stream(struct CUstream_st *stream)
+{
+    stream_barrier(__func__, 0, stream);
+}
+#else
+/* Without CUDA there are no streams and no device heap: every call says so and ends the job. */
+_Noreturn static void stream_not_built(const char *fn)
+{
+    struct gshmemi_state *st = gshmemi_api_state(fn);
+    GSHMEMI_ERROR(RMA, "%s: PE %d: stream-ordered calls need a CUDA build of gshmem and the device heap; this "
+                       "build has no CUDA support (%s)", fn, st->my_pe, gshmemx_strerror(GSHMEMX_ERR_NOT_SUPPORTED));
+    gshmemi_fatal(st, GSHMEMX_ERR_NOT_SUPPORTED);
+}
+
+void gshmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream)
+{
+    (void)dest, (void)source, (void)nelems, (void)pe, (void)stream;
+    stream_not_built(__func__);
+}
+
+void gshmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream)
+{
+    (void)dest, (void)source, (void)nelems, (void)pe, (void)stream;
+    stream_not_built(__func__);
+}
+
+void gshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                                     uint64_t signal, int sig_op, int pe, struct CUstream_st *stream)
+{
+    (void)dest, (void)source, (void)nelems, (void)sig_addr, (void)signal, (void)sig_op, (void)pe, (void)stream;
+    stream_not_built(__func__);
+}
+
+void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, struct CUstream_st *stream)
+{
+    (void)sig_addr, (void)signal, (void)sig_op, (void)pe, (void)stream;
+    stream_not_built(__func__);
+}
+
+void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value, struct CUstream_st *stream)
+{
+    (void)sig_addr, (void)cmp, (void)cmp_value, (void)stream;
+    stream_not_built(__func__);
+}
+
+void gshmemx_quiet_on_stream(struct CUstream_st *stream)
+{
+    (void)stream;
+    stream_not_built(__func__);
+}
+
+void gshmemx_barrier_all_on_stream(struct CUstream_st *stream)
+{
+    (void)stream;
+    stream_not_built(__func__);
+}
+
+void gshmemx_sync_all_on_stream(struct CUstream_st *stream)
+{
+    (void)stream;
+    stream_not_built(__func__);
+}
+#endif
