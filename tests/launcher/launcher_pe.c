@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/mempolicy.h>
 
 #include "bootstrap/bootstrap.h"
 #include "core/env.h"
@@ -102,6 +105,29 @@ static int pe_wait_sigterm(void)
     return pe_got_term ? 0 : 1;
 }
 
+/* "PE r cpus LIST mem POLICY": the CPUs this process may run on and its memory policy
+ * ("default", or "bind:" and the node numbers). */
+static int pe_binding(void)
+{
+    char line[512], cpus[256] = "?";
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Cpus_allowed_list: %255s", cpus) == 1) break;
+    if (f != NULL) fclose(f);
+    int mode = -1;
+    unsigned long nodes[16] = {0};
+    if (syscall(SYS_get_mempolicy, &mode, nodes, 8 * sizeof(nodes), NULL, 0UL) != 0) return 1;
+    const char *policy = mode == MPOL_DEFAULT ? "default" : mode == MPOL_BIND ? "bind:" : "other";
+    printf("PE %d cpus %s mem %s", pe_rank(), cpus, policy);
+    for (unsigned i = 0, first = 1; mode == MPOL_BIND && i < 8 * sizeof(nodes); i++) {
+        if (!(nodes[i / (8 * sizeof(long))] >> (i % (8 * sizeof(long))) & 1)) continue;
+        printf("%s%u", first ? "" : ",", i);
+        first = 0;
+    }
+    printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -135,6 +161,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(mode, "sigterm")) return pe_wait_sigterm();
+    if (!strcmp(mode, "binding")) return pe_binding();
     if (!strcmp(mode, "allgather")) return pe_allgather();
     if (!strcmp(mode, "barrier_die")) return pe_barrier_die();
     fprintf(stderr, "launcher_pe: unknown mode '%s'\n", mode);

@@ -34,6 +34,28 @@ expect_faster() { [ "$ELAPSED_MS" -lt "$1" ] || fail "took ${ELAPSED_MS} ms, exp
 expect_line() { grep -Eq -- "$2" "$1" || fail "no line matching '$2' in $(basename "$1")"; }
 expect_count() { local n; n=$(grep -Ec -- "$2" "$1"); [ "$n" -eq "$3" ] || fail "$n lines match '$2', expected $3"; }
 
+# Binding checks read the machine from sysfs; no GPU is visible so placement is the GPU-less one.
+export CUDA_VISIBLE_DEVICES=
+own_cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status; }
+# pe_field RANK FIELD: a field ("cpus" or "mem") of PE RANK's binding line in $OUT.
+pe_field() { awk -v r="$1" -v f="$2" '$1 == "PE" && $2 == r && $3 == "cpus" { print f == "cpus" ? $4 : $6 }' "$OUT"; }
+core_of() { cat "/sys/devices/system/cpu/cpu$1/topology/thread_siblings_list"; }
+node_of() { basename "$(ls -d /sys/devices/system/cpu/cpu"$1"/node[0-9]*)" | sed 's/^node//'; }
+ncores() { cat /sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list | sort -u | wc -l; }
+# NUMA nodes that have CPUs, in order.
+# Binding cases in a gshmemrun built without hwloc: check it refuses binding, then skip (77).
+needs_binding() {
+    "$RUN" --help | grep -q 'built without hwloc' || return 0
+    run --bind-to core -n 1 "$PE" binding
+    expect_rc 125
+    expect_line "$ERR" 'built without hwloc'
+    echo "SKIP [$CASE]: gshmemrun was built without hwloc"
+    exit 77
+}
+cpu_nodes() {
+    for d in /sys/devices/system/node/node[0-9]*; do [ -n "$(cat "$d/cpulist")" ] && echo "${d##*node}"; done | sort -n
+}
+
 case "$CASE" in
 exit_status)
     run -n 3 "$PE" exit 3 2
@@ -125,6 +147,67 @@ allgather)
     run -n 4 "$PE" allgather
     expect_rc 0
     for r in 0 1 2 3; do expect_line "$OUT" "^PE $r ok local $r/4 node 0\$"; done
+    ;;
+bind_none)
+    run -n 3 --bind-to none "$PE" binding
+    expect_rc 0
+    for r in 0 1 2; do
+        [ "$(pe_field $r cpus)" = "$(own_cpus)" ] || fail "PE $r runs on '$(pe_field $r cpus)', not '$(own_cpus)'"
+        [ "$(pe_field $r mem)" = default ] || fail "PE $r memory policy '$(pe_field $r mem)', expected default"
+    done
+    ;;
+bind_numa)
+    needs_binding
+    nodes=($(cpu_nodes))
+    run -n 3 --bind-to=numa "$PE" binding
+    expect_rc 0
+    for r in 0 1 2; do
+        node=${nodes[$(( r % ${#nodes[@]} ))]}
+        want=$(cat /sys/devices/system/node/node"$node"/cpulist)
+        [ "$(pe_field $r cpus)" = "$want" ] || fail "PE $r runs on '$(pe_field $r cpus)', not node $node's '$want'"
+        [ "$(pe_field $r mem)" = "bind:$node" ] || fail "PE $r memory policy '$(pe_field $r mem)', not bind:$node"
+    done
+    ;;
+bind_core)
+    needs_binding
+    n=$(ncores)
+    [ "$n" -gt 4 ] && n=4
+    run -n $(( n + 1 )) --bind-to core "$PE" binding
+    expect_rc 0
+    for r in $(seq 0 "$n"); do
+        cpus=$(pe_field $r cpus)
+        first=${cpus%%[,-]*}
+        [ -n "$cpus" ] && [ "$cpus" = "$(core_of "$first")" ] || fail "PE $r runs on '$cpus', not on one core"
+        [ "$(core_of "$first")" = "$first" ] && { [[ $cpus =~ ^[0-9]+$ ]] || fail "PE $r: '$cpus' is not one CPU"; }
+        [ "$(pe_field $r mem)" = "bind:$(node_of "$first")" ] || fail "PE $r memory policy '$(pe_field $r mem)'"
+    done
+    distinct=$(for r in $(seq 0 $(( n - 1 ))); do pe_field $r cpus; done | sort -u | wc -l)
+    [ "$distinct" -eq "$n" ] || fail "$n PEs on $distinct distinct cores, expected $n"
+    [ "$(pe_field "$n" cpus)" = "$(pe_field 0 cpus)" ] || fail "PE $n should wrap around to PE 0's core"
+    ;;
+bind_verbose)
+    needs_binding
+    run -v -n 2 --bind-to core "$PE" binding
+    expect_rc 0
+    line='^gshmemrun: PE [0-9]+ binding \(core\): GPU none, CPUs [0-9,-]+, NUMA node [0-9,-]+$'
+    expect_count "$ERR" "$line" 2
+    for r in 0 1; do expect_line "$ERR" "^gshmemrun: PE $r binding \(core\): GPU none, CPUs $(pe_field $r cpus), "; done
+    expect_line "$ERR" '^gshmemrun: bind-to core; 0 GPUs visible'
+    run -v -n 3 "$PE" binding # the default, decided and said
+    expect_rc 0
+    expect_line "$ERR" '^gshmemrun: bind-to [a-z]+ \(default: [^)]+\)'
+    expect_count "$ERR" '^gshmemrun: PE [0-9]+ binding \((none|numa)\): GPU none, CPUs [0-9,-]+, NUMA node ' 3
+    ;;
+bind_bad_value)
+    run --bind-to socket -n 2 "$PE" binding
+    expect_rc 125
+    expect_line "$ERR" "^gshmemrun: --bind-to: invalid value 'socket' \(none, numa or core\)\$"
+    expect_count "$OUT" '.' 0
+    run -n 2 "$PE" binding --bind-to # after the program: the program's argument
+    expect_rc 0
+    run -n 2 --bind-to
+    expect_rc 125
+    expect_line "$ERR" '^gshmemrun: --bind-to needs a value$'
     ;;
 *)
     echo "unknown case '$CASE'"
