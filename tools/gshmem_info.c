@@ -2,6 +2,7 @@
 #include "core/env.h"
 #include "core/heap.h"
 #include "device/cuda_probe.h"
+#include "device/mps.h"
 #include "gshmem_build_config.h"
 
 #include <gshmem.h>
@@ -48,6 +49,27 @@ static void info_env_table(void)
     }
 }
 
+/* Each visible GPU (name, UUID, whether a process here would be an MPS client) and
+ * which one a PE picks. */
+static void info_gpus(int gpus, const struct gshmemi_env *env, int env_ok)
+{
+    for (int d = 0; d < gpus; d++) {
+        struct gshmemi_gpu_info gpu;
+        char why[256];
+        if (gshmemi_gpu_describe(d, &gpu, why, sizeof(why)) == 0)
+            printf("    GPU %d:      %s, %s, MPS %s\n", d, gpu.name, gpu.uuid,
+                   gpu.mps > 0 ? "on" : gpu.mps == 0 ? "off" : "unknown");
+        else
+            printf("    GPU %d:      %s\n", d, why);
+    }
+    if (!env_ok) return;
+    if (env->device >= 0)
+        printf("  GPU choice:   GPU %ld for every PE (GSHMEM_DEVICE)\n", env->device);
+    else
+        printf("  GPU choice:   node-local rank modulo %d visible GPU%s (GSHMEM_DEVICE picks one; "
+               "CUDA_VISIBLE_DEVICES narrows the list)\n", gpus, gpus == 1 ? "" : "s");
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -70,6 +92,7 @@ int main(int argc, char **argv)
     printf("  CUDA:         %s\n", gshmemi_cuda_built() ? "built in" : "not built");
     if (gpus) printf("  GPUs:         %d\n", gpus);
     else printf("  GPUs:         0 (%s)\n", why);
+    if (gpus) info_gpus(gpus, &env, env_rc == 0);
     printf("  heaps:        host (hugetlb or THP); device heap not yet implemented\n");
     printf("  transports:   %s\n", GSHMEMI_BUILD_TRANSPORTS);
     printf("  bootstraps:   %s\n", GSHMEMI_BUILD_BOOTSTRAPS);

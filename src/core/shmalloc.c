@@ -38,7 +38,7 @@ static void shmalloc_cross_check(struct gshmemi_state *st, const char *fn, uint3
     for (int pe = 1; pe < st->n_pes; pe++) {
         if (memcmp(&all[pe], &all[0], sizeof(mine)) == 0) continue;
         mismatches++;
-        if (st->my_pe == 0)
+        if (st->my_pe == 0 || st->my_pe == pe) /* PE 0 and the odd one out both say it */
             GSHMEMI_ERROR(ALLOC, "%s: collective call #%llu differs: PE 0 called %s(size=%llu, arg=%llu), PE %d "
                                  "called %s(size=%llu, arg=%llu) as its call #%llu", fn,
                           (unsigned long long)all[0].seq, shmalloc_op_name(all[0].op),

@@ -127,8 +127,8 @@ void gshmemx_quiet_on_stream(struct CUstream_st *stream)
 static void stream_barrier(const char *fn, int complete, struct CUstream_st *stream)
 {
     struct gshmemi_state *st = stream_state(fn);
-    struct gshmemi_stream_barrier args = {.timeout_ns = stream_timeout_ns(st), .my_pe = st->my_pe,
-                                          .complete = complete};
+    struct gshmemi_stream_barrier_args args = {.timeout_ns = stream_timeout_ns(st), .my_pe = st->my_pe,
+                                               .complete = complete};
     args.mine = (uint64_t)(uintptr_t)st->heap.base;
     for (int dist = 1; dist < st->n_pes; dist <<= 1, args.rounds++) {
         int pe = (st->my_pe + dist) % st->n_pes;

@@ -69,7 +69,7 @@ __global__ void stream_quiet_kernel()
 
 /* The dissemination barrier of gshmemi::pe_barrier (include/gshmem/impl/device_sync.cuh),
  * on the same words, so device-side and stream-ordered barriers may alternate. */
-__global__ void stream_barrier_kernel(gshmemi_stream_barrier args)
+__global__ void stream_barrier_kernel(gshmemi_stream_barrier_args args)
 {
     if (args.complete) cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
     gshmemi_device_sync_area *mine = (gshmemi_device_sync_area *)args.mine;
@@ -134,7 +134,7 @@ extern "C" int gshmemi_stream_quiet(int device, struct CUstream_st *stream)
     return (int)cudaGetLastError();
 }
 
-extern "C" int gshmemi_stream_barrier(int device, const struct gshmemi_stream_barrier *args,
+extern "C" int gshmemi_stream_barrier(int device, const struct gshmemi_stream_barrier_args *args,
                                       struct CUstream_st *stream)
 {
     cudaError_t err = stream_bind(device);

@@ -20,7 +20,7 @@ struct CUstream_st;
 
 /* What the one-thread barrier kernel needs: addresses in this GPU's address space of
  * the device sync areas it touches (offset 0 of each heap). */
-struct gshmemi_stream_barrier {
+struct gshmemi_stream_barrier_args {
     uint64_t mine;                                  /* this PE's sync area */
     uint64_t to[GSHMEMI_DEVICE_BARRIER_ROUNDS];     /* round r: the area of PE (me + 2^r) % n */
     uint64_t timeout_ns;                            /* 0: wait forever */
@@ -43,7 +43,7 @@ int gshmemi_stream_wait(int device, const uint64_t *sig, int cmp, uint64_t value
 /* A system-scope sequentially consistent fence, ordered on the stream. */
 int gshmemi_stream_quiet(int device, struct CUstream_st *stream);
 /* The device API's dissemination barrier (same words, same epoch), on the stream. */
-int gshmemi_stream_barrier(int device, const struct gshmemi_stream_barrier *args, struct CUstream_st *stream);
+int gshmemi_stream_barrier(int device, const struct gshmemi_stream_barrier_args *args, struct CUstream_st *stream);
 /* cudaGetErrorString of libgshmem's runtime. */
 const char *gshmemi_stream_error_string(int err);
 

@@ -148,6 +148,31 @@ static inline size_t gpu_cmp_bytes(const char *what, const uint8_t *got, const u
     return bad;
 }
 
+/* Compares n elements of esize bytes; prints up to 8 wrong elements (index, expected
+ * and got as hex of their first 8 bytes) and returns how many differ. */
+static inline size_t gpu_cmp_elems(const char *what, const void *got, const void *expect, size_t esize, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *g = (const uint8_t *)got + i * esize, *e = (const uint8_t *)expect + i * esize;
+        if (memcmp(g, e, esize) == 0) continue;
+        if (bad < 8) {
+            unsigned long long gv = 0, ev = 0;
+            memcpy(&gv, g, esize < 8 ? esize : 8);
+            memcpy(&ev, e, esize < 8 ? esize : 8);
+            int poisoned = 1;
+            for (size_t k = 0; k < esize; k++) poisoned &= g[k] == GPU_POISON;
+            int untouched = 1;
+            for (size_t k = 0; k < esize; k++) untouched &= e[k] == GPU_POISON;
+            fprintf(stderr, "PE %d: %s: element %zu: expected 0x%llx%s, got 0x%llx%s\n", gshmem_my_pe(), what, i, ev,
+                    untouched ? " (poison: must stay unwritten)" : "", gv, poisoned ? " (poison: not written)" : "");
+        }
+        bad++;
+    }
+    if (bad) fprintf(stderr, "PE %d: %s: %zu of %zu elements wrong\n", gshmem_my_pe(), what, bad, n);
+    return bad;
+}
+
 /* Copies a device region to a fresh host buffer (caller frees). */
 static inline void *gpu_fetch(const void *dev, size_t n)
 {
