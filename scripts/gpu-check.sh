@@ -15,6 +15,6 @@ build-gpu/bin/gshmem-info | head -n 9
 bash tests/gpu/run.sh build-gpu 2>&1 | tee "$out/gpu-tests.log"
 status=${PIPESTATUS[0]}
 if [ "${1:-}" = "--perf" ] && [ -x perftest/gpu/run.sh ]; then
-  bash perftest/gpu/run.sh build-gpu 2>&1 | tee "$out/perf.log"
+  bash perftest/gpu/run.sh build-gpu --nvshmem 2>&1 | tee "$out/perf.log"
 fi
 exit "$status"

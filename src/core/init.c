@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct gshmemi_state gshmemi_state;
@@ -154,27 +155,44 @@ static void init_teardown(struct gshmemi_state *st)
     gshmemi_heap_destroy(&st->heap);
 }
 
+static double init_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 static int init_all(struct gshmemi_state *st)
 {
+    double t[6];
+    t[0] = init_ms();
     int rc = init_env(st);
     if (rc != 0) return rc;
     if ((rc = gshmemi_bootstrap_init(&st->env, &st->boot)) != 0) return rc;
     st->my_pe = st->boot.rank;
     st->n_pes = st->boot.nranks;
     gshmemi_log_set_pe(st->my_pe);
-    if ((rc = init_sync_heap(st)) != 0 || (rc = init_heap(st)) != 0) return rc;
+    t[1] = init_ms();
+    if ((rc = init_sync_heap(st)) != 0) return rc;
+    t[2] = init_ms();
+    if ((rc = init_heap(st)) != 0) return rc;
     if ((rc = gshmemi_heap_memset(&st->heap, 0, 0, GSHMEMI_HEAP_RESERVED)) != 0) return rc;
+    t[3] = init_ms();
     if ((rc = init_transports(st)) != 0 || (rc = gshmemi_mps_check(st)) != 0) return rc;
     gshmemi_heap_close_fd(&st->heap);
+    t[4] = init_ms();
     size_t user = (st->heap.size - GSHMEMI_HEAP_RESERVED) & ~(GSHMEMI_ALLOC_GRANULE - 1);
     if ((rc = gshmemi_alloc_init(&st->alloc, GSHMEMI_HEAP_RESERVED, user)) != 0) return rc;
     if ((rc = gshmemi_device_state_publish(st)) != 0) return rc;
     st->barrier_epoch = 0;
     st->alloc_seq = 0;
     if ((rc = st->boot.ops->barrier(&st->boot)) != 0) return rc;
+    t[5] = init_ms();
     init_print_config(st);
-    GSHMEMI_INFO(INIT, "PE %d of %d ready (node-local %d of %d)", st->my_pe, st->n_pes, st->boot.local_rank,
-                 st->boot.local_nranks);
+    GSHMEMI_INFO(INIT, "PE %d of %d ready (node-local %d of %d) in %.1f ms: bootstrap %.1f, sync heap %.1f, "
+                       "GPU and heap %.1f, transports %.1f, device state and barrier %.1f",
+                 st->my_pe, st->n_pes, st->boot.local_rank, st->boot.local_nranks, t[5] - t[0], t[1] - t[0],
+                 t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PUBLISH_MAX_IMAGES 16
 
@@ -39,6 +40,19 @@ void gshmemi_device_register(gshmemi_device_sync_fn fn)
     pthread_mutex_unlock(&publish.lock);
 }
 
+/* Marks the PEs whose heap lives on our GPU (same UUID, same node). */
+static int publish_same_gpu(struct gshmemi_state *st, struct gshmemi_device_state *ds)
+{
+    unsigned char(*uuids)[16] = calloc((size_t)st->n_pes, 16);
+    if (!uuids) return GSHMEMX_ERR_NOMEM;
+    int rc = st->boot.ops->allgather(&st->boot, st->heap.uuid, uuids, 16);
+    for (int pe = 0; rc == 0 && pe < st->n_pes; pe++)
+        if (st->boot.node_of_rank[pe] == st->boot.node_of_rank[st->my_pe] && memcmp(uuids[pe], st->heap.uuid, 16) == 0)
+            ds->same_gpu[pe / 32] |= 1u << (pe % 32);
+    free(uuids);
+    return rc;
+}
+
 int gshmemi_device_state_publish(struct gshmemi_state *st)
 {
     if (st->heap.kind != GSHMEMI_HEAP_KIND_DEVICE) return 0;
@@ -59,7 +73,7 @@ int gshmemi_device_state_publish(struct gshmemi_state *st)
         ds->peer_base[pe] = (uint64_t)(uintptr_t)tp->ops->ptr(tp, pe, 0);
     }
     st->dstate = ds;
-    int rc = 0;
+    int rc = publish_same_gpu(st, ds);
     pthread_mutex_lock(&publish.lock);
     publish.current = ds;
     publish.device = st->device;

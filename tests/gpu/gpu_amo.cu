@@ -91,6 +91,20 @@ static size_t check_perm(const char *what, const uint64_t *v, size_t count)
     return bad;
 }
 
+/* The 4-byte value a 4-byte atomic left at the start of an 8-byte slot. */
+static int32_t slot_i32(uint64_t w)
+{
+    int32_t v;
+    memcpy(&v, &w, sizeof(v));
+    return v;
+}
+static uint32_t slot_u32(uint64_t w)
+{
+    uint32_t v;
+    memcpy(&v, &w, sizeof(v));
+    return v;
+}
+
 static void test_storm(void)
 {
     size_t plane = (size_t)npes * STORM_T;
@@ -122,15 +136,15 @@ static void test_storm(void)
         long long expect, got;
     } rows[] = {
         {W_FADD_U64, "uint64 fetch_add", (long long)total, (long long)w[W_FADD_U64]},
-        {W_FINC_INT, "int fetch_inc", (long long)total, (long long)*(int *)&w[W_FINC_INT]},
+        {W_FINC_INT, "int fetch_inc", (long long)total, (long long)slot_i32(w[W_FINC_INT])},
         {W_ADD_LONG, "long add", (long long)(sum7 * npes), (long long)w[W_ADD_LONG]},
-        {W_INC_UINT, "uint inc", (long long)total, (long long)*(unsigned *)&w[W_INC_UINT]},
+        {W_INC_UINT, "uint inc", (long long)total, (long long)slot_u32(w[W_INC_UINT])},
         {W_FADDNBI_LL, "longlong fetch_add_nbi", (long long)total, (long long)w[W_FADDNBI_LL]},
-        {W_FINCNBI_U32, "uint32 fetch_inc_nbi", (long long)total, (long long)*(uint32_t *)&w[W_FINCNBI_U32]},
+        {W_FINCNBI_U32, "uint32 fetch_inc_nbi", (long long)total, (long long)slot_u32(w[W_FINCNBI_U32])},
         {W_INC_SIZE, "size inc", (long long)total, (long long)w[W_INC_SIZE]},
         {W_FADD_PTRDIFF, "ptrdiff fetch_add(-1)", -(long long)total, (long long)w[W_FADD_PTRDIFF]},
         {W_ADD_INT32, "int32 add(3) spread over PEs", (long long)(3 * mine_int32 * npes),
-         (long long)*(int32_t *)&w[W_ADD_INT32]},
+         (long long)slot_i32(w[W_ADD_INT32])},
         {W_FADD_ULL, "ulonglong fetch_add(gid)", (long long)(sumgid * npes), (long long)w[W_FADD_ULL]},
         {W_INC_INT64, "int64 inc", (long long)total, (long long)w[W_INC_INT64]},
     };

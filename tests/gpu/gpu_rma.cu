@@ -373,10 +373,12 @@ template <class Tr> static void test_typed(void)
         for (int pe = 0; pe < npes; pe++) {
             memset((void *)expect.data(), GPU_POISON, T_SLOT * sizeof(T));
             if (t_supported(Tr::sized, op)) {
-                bool strided = t_strided(op);
-                for (size_t j = 0; j < t_count(op); j++)
-                    expect[T_DOFF + j * (strided ? T_DSTRIDE : 1)] =
-                        gpu_pat<T>(pe, T_SOFF + j * (strided ? T_SSTRIDE : 1), T_SALT + sizeof(T));
+                const size_t count = t_count(op);
+                const size_t dstep = t_strided(op) ? T_DSTRIDE : 1, sstep = t_strided(op) ? T_SSTRIDE : 1;
+                for (size_t j = 0; j < count; j++) {
+                    T value = gpu_pat<T>(pe, T_SOFF + j * sstep, T_SALT + sizeof(T));
+                    memcpy((void *)&expect[T_DOFF + j * dstep], (const void *)&value, sizeof(T));
+                }
             }
             for (int dir = 0; dir < 2; dir++) {
                 const T *got = (dir == 0 ? pgot : ggot) + ((size_t)op * npes + pe) * T_SLOT;

@@ -83,49 +83,55 @@ __host__ __device__ inline long long iv_init(int i) { return i == 12 || i == 13 
 
 /* ---- Setter: block 0, thread 0, writes the right-hand PE's ivars ---- */
 
+/* One ivar write, fenced so that the waiter sees the writes in the order made. */
+template <class Tr> __device__ inline void set_iv(typename Tr::type *iv, int i, long long v, int pe)
+{
+    Tr::p(&iv[i], (typename Tr::type)v, pe);
+    gshmem_fence();
+}
+
 template <class Tr> __device__ void setter(typename Tr::type *iv, uint64_t *go, int pe)
 {
-    typedef typename Tr::type T;
     for (int k = 0; k < NSTEPS; k++) {
         gshmem_uint64_wait_until(&go[k], GSHMEM_CMP_EQ, 1);
         gpu_spin(DELAY);
         switch (k) {
-        case 0: Tr::p(&iv[0], (T)5, pe); break;
-        case 1: Tr::p(&iv[15], (T)3, pe); break;
-        case 2: Tr::p(&iv[14], (T)9, pe); break;
-        case 3: Tr::p(&iv[12], (T)10, pe); break;
-        case 4: Tr::p(&iv[13], (T)20, pe); break;
-        case 5: Tr::p(&iv[14], (T)30, pe); break;
+        case 0: set_iv<Tr>(iv, 0, 5, pe); break;
+        case 1: set_iv<Tr>(iv, 15, 3, pe); break;
+        case 2: set_iv<Tr>(iv, 14, 9, pe); break;
+        case 3: set_iv<Tr>(iv, 12, 10, pe); break;
+        case 4: set_iv<Tr>(iv, 13, 20, pe); break;
+        case 5: set_iv<Tr>(iv, 14, 30, pe); break;
         case 6: /* every ivar but 2 and 5, in a scrambled order */
             for (int j = 0; j < NIV; j++) {
                 int i = j * 7 % NIV;
                 if (i == 2 || i == 5) continue;
-                Tr::p(&iv[i], (T)70, pe);
+                set_iv<Tr>(iv, i, 70, pe);
                 gpu_spin(DELAY / 4);
             }
             break;
         case 7: /* an excluded element first, then the one that counts */
-            Tr::p(&iv[3], (T)80, pe);
+            set_iv<Tr>(iv, 3, 80, pe);
             gpu_spin(DELAY * 4);
-            Tr::p(&iv[11], (T)80, pe);
+            set_iv<Tr>(iv, 11, 80, pe);
             break;
         case 8: /* three at once */
-            Tr::p(&iv[4], (T)90, pe);
-            Tr::p(&iv[8], (T)90, pe);
-            Tr::p(&iv[12], (T)90, pe);
+            set_iv<Tr>(iv, 4, 90, pe);
+            set_iv<Tr>(iv, 8, 90, pe);
+            set_iv<Tr>(iv, 12, 90, pe);
             break;
         case 9: /* odd elements to 100 + i, from the top down */
             for (int i = NIV - 1; i >= 0; i--) {
                 if (!(i & 1)) continue;
-                Tr::p(&iv[i], (T)(100 + i), pe);
+                set_iv<Tr>(iv, i, 100 + i, pe);
                 gpu_spin(DELAY / 4);
             }
             break;
-        case 10: Tr::p(&iv[6], (T)206, pe); break;
+        case 10: set_iv<Tr>(iv, 6, 206, pe); break;
         default:
-            Tr::p(&iv[1], (T)1001, pe);
+            set_iv<Tr>(iv, 1, 1001, pe);
             gpu_spin(DELAY);
-            Tr::p(&iv[14], (T)1014, pe);
+            set_iv<Tr>(iv, 14, 1014, pe);
         }
     }
 }

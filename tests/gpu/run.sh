@@ -1,43 +1,111 @@
 #!/usr/bin/env bash
-# Runs every GPU test on this machine: 2 and 4 PEs on one GPU under MPS (a private MPS
-# daemon, started and stopped here), and one PE per GPU when there are several.
-# usage: tests/gpu/run.sh BUILD_DIR [TEST ...]
+# Runs the GPU tests on this machine: every test at 2 and 4 PEs on one GPU under MPS (a
+# private MPS daemon, started and stopped here), and one PE per GPU when there are
+# several.
+#
+# usage: tests/gpu/run.sh [--sanitize] BUILD_DIR [TEST ...]
+#   TEST ...     names under BUILD_DIR/bin/gpu (default: every gpu_* there)
+#   --sanitize   instead: 2 PEs on one GPU, each PE under compute-sanitizer, once with
+#                --tool memcheck and once with --tool racecheck, over a few small tests
+#                (default: gpu_smoke gpu_sync); any report fails the run.
+# environment:
+#   GSHMEM_GPU_TEST_TIMEOUT  seconds per run (default 120, 900 with --sanitize)
+#   GSHMEM_GPU_LOG_DIR       where each run's full output goes (default $OUT/gpu-test-logs
+#                            when OUT is set, else BUILD_DIR/gpu-test-logs)
 set -uo pipefail
-build=${1:?usage: run.sh BUILD_DIR [TEST ...]}
+sanitize=0
+if [ "${1:-}" = "--sanitize" ]; then
+  sanitize=1
+  shift
+fi
+build=${1:?usage: run.sh [--sanitize] BUILD_DIR [TEST ...]}
 shift
 run=$build/bin/gshmemrun
+[ -x "$run" ] || { echo "run.sh: no $run (build first)" >&2; exit 1; }
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-  for t in "$build"/bin/gpu/gpu_*; do tests+=("$(basename "$t")"); done
+  if [ "$sanitize" -eq 1 ]; then
+    tests=(gpu_smoke gpu_sync)
+  else
+    for t in "$build"/bin/gpu/gpu_*; do [ -x "$t" ] && tests+=("$(basename "$t")"); done
+  fi
 fi
+[ ${#tests[@]} -gt 0 ] || { echo "run.sh: no GPU tests in $build/bin/gpu" >&2; exit 1; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$gpus" -gt 0 ] || { echo "run.sh: nvidia-smi lists no GPU" >&2; exit 1; }
+limit=${GSHMEM_GPU_TEST_TIMEOUT:-$([ "$sanitize" -eq 1 ] && echo 900 || echo 120)}
+logs=${GSHMEM_GPU_LOG_DIR:-${OUT:+$OUT/gpu-test-logs}}
+logs=${logs:-$build/gpu-test-logs}
+mkdir -p "$logs"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+
+sanitizer=
+if [ "$sanitize" -eq 1 ]; then
+  for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
+    /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+    if [ -n "$c" ] && [ -x "$c" ]; then sanitizer=$c; break; fi
+  done
+  [ -n "$sanitizer" ] || { echo "run.sh: --sanitize needs compute-sanitizer (not in PATH or /usr/local/cuda)" >&2; exit 1; }
+fi
 
 mps_dir=$(mktemp -d /tmp/gshmem-mps.XXXXXX)
 export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-stop_mps() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; rm -rf "$mps_dir"; }
+stop_mps() {
+  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+  sleep 1
+  if [ -s "$CUDA_MPS_LOG_DIRECTORY/server.log" ] && grep -qi 'error\|fail' "$CUDA_MPS_LOG_DIRECTORY/server.log"; then
+    cp "$CUDA_MPS_LOG_DIRECTORY/server.log" "$logs/mps-server.log" 2>/dev/null
+    echo "run.sh: the MPS server logged errors: $logs/mps-server.log"
+  fi
+  rm -rf "$mps_dir"
+}
 trap stop_mps EXIT
 nvidia-cuda-mps-control -d || { echo "run.sh: cannot start MPS" >&2; exit 1; }
 
 pass=0 fail=0 failed=()
-run_one() { # name npes env...
-  local name=$1 npes=$2
+t_all=$SECONDS
+# run_one LABEL NPES [VAR=VALUE ...] -- COMMAND...
+run_one() {
+  local label=$1 npes=$2
   shift 2
-  local start=$SECONDS
-  if env "$@" "$run" -n "$npes" --timeout 120 --tag-output "$build/bin/gpu/$name" >"$mps_dir/out" 2>&1; then
-    pass=$((pass + 1)); echo "PASS $name n=$npes $* ($((SECONDS - start)) s)"
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
+  env "${envs[@]}" timeout -k 15 $((limit + 30)) \
+    "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    pass=$((pass + 1))
+    printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
   else
-    fail=$((fail + 1)); failed+=("$name n=$npes $*"); echo "FAIL $name n=$npes $* ($((SECONDS - start)) s)"
-    tail -n 30 "$mps_dir/out"
+    fail=$((fail + 1))
+    failed+=("$label")
+    local why="exit $rc"
+    [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${limit} s"
+    printf 'FAIL  %-44s %4d s  (%s; log %s)\n' "$label" $((SECONDS - start)) "$why" "$log"
+    tail -n 40 "$log" | sed 's/^/      /'
   fi
 }
-for t in "${tests[@]}"; do
-  for n in 2 4; do
-    run_one "$t" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0
+
+if [ "$sanitize" -eq 1 ]; then
+  for tool in memcheck racecheck; do
+    for t in "${tests[@]}"; do
+      run_one "$t n=2 $tool" 2 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 GSHMEM_DEVICE=0 -- \
+        "$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 20 "$build/bin/gpu/$t"
+    done
   done
-  if [ "$gpus" -gt 1 ]; then run_one "$t" "$gpus"; fi
-done
-echo "gpu tests: $pass passed, $fail failed (GPUs: $gpus)"
+else
+  for t in "${tests[@]}"; do
+    for n in 2 4; do
+      run_one "$t n=$n one-gpu" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0 -- \
+        "$build/bin/gpu/$t"
+    done
+    if [ "$gpus" -gt 1 ]; then run_one "$t n=$gpus pe-per-gpu" "$gpus" -- "$build/bin/gpu/$t"; fi
+  done
+fi
+echo "gpu tests$([ "$sanitize" -eq 1 ] && echo ' (compute-sanitizer)'): $pass passed, $fail failed" \
+  "($((SECONDS - t_all)) s, GPUs: $gpus, logs: $logs)"
 for f in "${failed[@]}"; do echo "  failed: $f"; done
 [ "$fail" -eq 0 ]

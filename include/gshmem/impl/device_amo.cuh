@@ -1,5 +1,5 @@
-/* Inline device implementation, part 3: atomics (system scope, relaxed like the host
- * API's; order them with fence/quiet). Float and double travel as their bits. */
+/* Inline device implementation, part 3: atomics (relaxed like the host API's; order
+ * them with fence/quiet). Float and double travel as their bits. */
 #ifndef GSHMEM_IMPL_DEVICE_AMO_CUH
 #define GSHMEM_IMPL_DEVICE_AMO_CUH
 
@@ -9,49 +9,62 @@
 
 namespace gshmemi {
 
-template <typename T>
-__device__ __forceinline__ cuda::atomic_ref<typename bits<sizeof(T)>::type, cuda::thread_scope_system> amo_ref(
-    T *dest, int pe)
+/* An atomic view of pe's copy of *dest: device scope when that copy is on this GPU
+ * (the atomic is then performed in this GPU's L2 like any device atomic), system scope
+ * otherwise. */
+template <typename T, cuda::thread_scope Sc>
+__device__ __forceinline__ cuda::atomic_ref<typename bits<sizeof(T)>::type, Sc> amo_ref(T *peer_dest)
 {
-    return cuda::atomic_ref<typename bits<sizeof(T)>::type, cuda::thread_scope_system>(
-        *(typename bits<sizeof(T)>::type *)peer(dest, pe));
+    return cuda::atomic_ref<typename bits<sizeof(T)>::type, Sc>(*(typename bits<sizeof(T)>::type *)peer_dest);
 }
 
 #define GSHMEMI_AMO_RELAXED cuda::memory_order_relaxed
+/* Runs EXPR with `ref` bound to pe's copy of dest at the right scope. */
+#define GSHMEMI_AMO_SCOPED(T, dest, pe, EXPR)                                                        \
+    do {                                                                                             \
+        T *peer_dest_ = peer(dest, pe);                                                              \
+        if (same_gpu(pe)) {                                                                          \
+            auto ref = amo_ref<T, cuda::thread_scope_device>(peer_dest_);                            \
+            EXPR;                                                                                    \
+        } else {                                                                                     \
+            auto ref = amo_ref<T, cuda::thread_scope_system>(peer_dest_);                            \
+            EXPR;                                                                                    \
+        }                                                                                            \
+    } while (0)
 
 template <typename T> __device__ __forceinline__ T amo_fetch(const T *source, int pe)
 {
-    return from_bits<T>(amo_ref((T *)source, pe).load(GSHMEMI_AMO_RELAXED));
+    GSHMEMI_AMO_SCOPED(T, (T *)source, pe, return from_bits<T>(ref.load(GSHMEMI_AMO_RELAXED)));
 }
 template <typename T> __device__ __forceinline__ void amo_set(T *dest, T value, int pe)
 {
-    amo_ref(dest, pe).store(to_bits(value), GSHMEMI_AMO_RELAXED);
+    GSHMEMI_AMO_SCOPED(T, dest, pe, ref.store(to_bits(value), GSHMEMI_AMO_RELAXED));
 }
 template <typename T> __device__ __forceinline__ T amo_swap(T *dest, T value, int pe)
 {
-    return from_bits<T>(amo_ref(dest, pe).exchange(to_bits(value), GSHMEMI_AMO_RELAXED));
+    GSHMEMI_AMO_SCOPED(T, dest, pe, return from_bits<T>(ref.exchange(to_bits(value), GSHMEMI_AMO_RELAXED)));
 }
 template <typename T> __device__ __forceinline__ T amo_compare_swap(T *dest, T cond, T value, int pe)
 {
     typename bits<sizeof(T)>::type expected = to_bits(cond);
-    amo_ref(dest, pe).compare_exchange_strong(expected, to_bits(value), GSHMEMI_AMO_RELAXED);
+    GSHMEMI_AMO_SCOPED(T, dest, pe, ref.compare_exchange_strong(expected, to_bits(value), GSHMEMI_AMO_RELAXED));
     return from_bits<T>(expected);
 }
 template <typename T> __device__ __forceinline__ T amo_fetch_add(T *dest, T value, int pe)
 {
-    return from_bits<T>(amo_ref(dest, pe).fetch_add(to_bits(value), GSHMEMI_AMO_RELAXED));
+    GSHMEMI_AMO_SCOPED(T, dest, pe, return from_bits<T>(ref.fetch_add(to_bits(value), GSHMEMI_AMO_RELAXED)));
 }
 template <typename T> __device__ __forceinline__ T amo_fetch_and(T *dest, T value, int pe)
 {
-    return from_bits<T>(amo_ref(dest, pe).fetch_and(to_bits(value), GSHMEMI_AMO_RELAXED));
+    GSHMEMI_AMO_SCOPED(T, dest, pe, return from_bits<T>(ref.fetch_and(to_bits(value), GSHMEMI_AMO_RELAXED)));
 }
 template <typename T> __device__ __forceinline__ T amo_fetch_or(T *dest, T value, int pe)
 {
-    return from_bits<T>(amo_ref(dest, pe).fetch_or(to_bits(value), GSHMEMI_AMO_RELAXED));
+    GSHMEMI_AMO_SCOPED(T, dest, pe, return from_bits<T>(ref.fetch_or(to_bits(value), GSHMEMI_AMO_RELAXED)));
 }
 template <typename T> __device__ __forceinline__ T amo_fetch_xor(T *dest, T value, int pe)
 {
-    return from_bits<T>(amo_ref(dest, pe).fetch_xor(to_bits(value), GSHMEMI_AMO_RELAXED));
+    GSHMEMI_AMO_SCOPED(T, dest, pe, return from_bits<T>(ref.fetch_xor(to_bits(value), GSHMEMI_AMO_RELAXED)));
 }
 
 } /* namespace gshmemi */

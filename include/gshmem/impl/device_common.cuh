@@ -80,13 +80,22 @@ __device__ __forceinline__ unsigned long long load_acquire(const volatile unsign
     return v;
 }
 
-__device__ __forceinline__ void store_release(unsigned long long *p, unsigned long long v)
+/* Whether PE pe's heap is on this GPU: GPU-scope ordering is then enough towards it
+ * (system scope costs a trip through the whole memory system). */
+__device__ __forceinline__ bool same_gpu(int pe)
 {
-    asm volatile("st.release.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    return (gshmemi_dstate.same_gpu[pe >> 5] >> (pe & 31)) & 1u;
 }
-__device__ __forceinline__ void add_release(unsigned long long *p, unsigned long long v)
+
+__device__ __forceinline__ void store_release(unsigned long long *p, unsigned long long v, bool gpu_scope)
 {
-    asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    if (gpu_scope) asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else asm volatile("st.release.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void add_release(unsigned long long *p, unsigned long long v, bool gpu_scope)
+{
+    if (gpu_scope) asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 /* OpenSHMEM fence: orders this thread's earlier puts and AMOs before later ones. */
@@ -94,26 +103,48 @@ __device__ __forceinline__ void fence() { asm volatile("fence.acq_rel.sys;" ::: 
 /* OpenSHMEM quiet: earlier puts, AMOs and signals are visible everywhere. */
 __device__ __forceinline__ void quiet() { asm volatile("fence.sc.sys;" ::: "memory"); }
 
-/* Copies n bytes; thread `rank` of `size` threads takes every size-th chunk. 16-byte
- * accesses when dst and src share their alignment modulo 16, after a short head. */
+/* Copies words of type W: thread `rank` of `size` takes every size-th word, four
+ * loads in flight before the stores (one thread alone is latency-bound otherwise). */
+template <typename W>
+__device__ __forceinline__ void copy_words(W *dst, const W *src, size_t words, unsigned rank, unsigned size)
+{
+    size_t i = rank;
+    for (; i + 3 * (size_t)size < words; i += 4 * (size_t)size) {
+        W a = src[i], b = src[i + size], c = src[i + 2 * (size_t)size], d = src[i + 3 * (size_t)size];
+        dst[i] = a;
+        dst[i + size] = b;
+        dst[i + 2 * (size_t)size] = c;
+        dst[i + 3 * (size_t)size] = d;
+    }
+    for (; i < words; i += size) dst[i] = src[i];
+}
+
+/* Copies n bytes spread over a group: the widest word (16, 8, 4 bytes) that dst and src
+ * share the alignment of, after a head of single bytes; the tail in narrower words. */
 __device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsigned rank, unsigned size)
 {
-    size_t head = 0;
-    if ((((uintptr_t)dst ^ (uintptr_t)src) & 15) == 0) {
-        head = (16 - ((uintptr_t)dst & 15)) & 15;
-        if (head > n) head = n;
-        for (size_t i = rank; i < head; i += size) dst[i] = src[i];
-        size_t vecs = (n - head) / 16;
-        int4 *d = (int4 *)(dst + head);
-        const int4 *s = (const int4 *)(src + head);
-        for (size_t i = rank; i < vecs; i += size) d[i] = s[i];
-        head += vecs * 16;
-    } else if ((((uintptr_t)dst | (uintptr_t)src) & 3) == 0) {
-        size_t words = n / 4;
-        for (size_t i = rank; i < words; i += size) ((int *)dst)[i] = ((const int *)src)[i];
-        head = words * 4;
+    uintptr_t rel = (uintptr_t)dst ^ (uintptr_t)src;
+    size_t word = (rel & 15) == 0 ? 16 : (rel & 7) == 0 ? 8 : (rel & 3) == 0 ? 4 : 1;
+    size_t head = (word - ((uintptr_t)dst & (word - 1))) & (word - 1);
+    if (head > n) head = n;
+    for (size_t i = rank; i < head; i += size) dst[i] = src[i];
+    dst += head, src += head, n -= head;
+    size_t body = n / word;
+    if (word == 16) copy_words((int4 *)dst, (const int4 *)src, body, rank, size);
+    else if (word == 8) copy_words((unsigned long long *)dst, (const unsigned long long *)src, body, rank, size);
+    else if (word == 4) copy_words((unsigned *)dst, (const unsigned *)src, body, rank, size);
+    else copy_words(dst, src, body, rank, size);
+    dst += body * word, src += body * word, n -= body * word;
+    /* Fewer than `word` bytes left, at an address aligned to `word`. */
+    if (n >= 8) {
+        if (rank == 0) *(unsigned long long *)dst = *(const unsigned long long *)src;
+        dst += 8, src += 8, n -= 8;
     }
-    for (size_t i = head + rank; i < n; i += size) dst[i] = src[i];
+    if (n >= 4) {
+        if (rank == 0) *(unsigned *)dst = *(const unsigned *)src;
+        dst += 4, src += 4, n -= 4;
+    }
+    for (size_t i = rank; i < n; i += size) dst[i] = src[i];
 }
 
 /* Strided copy of nelems elements of elem bytes; strides in elements. */

@@ -61,8 +61,9 @@ __device__ __forceinline__ void iget(T *dest, const T *source, ptrdiff_t dst, pt
 __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     unsigned long long *p = (unsigned long long *)peer(sig_addr, pe);
-    if (sig_op == GSHMEM_SIGNAL_ADD) add_release(p, signal);
-    else store_release(p, signal);
+    bool gpu_scope = same_gpu(pe);
+    if (sig_op == GSHMEM_SIGNAL_ADD) add_release(p, signal, gpu_scope);
+    else store_release(p, signal, gpu_scope);
 }
 
 template <int S>
@@ -71,11 +72,10 @@ __device__ __forceinline__ void putmem_signal(void *dest, const void *source, si
 {
     copy((char *)peer(dest, pe), (const char *)source, n, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
-    if (scope_rank<S>() == 0) {
-        if (S != SCOPE_THREAD) fence(); /* the group's stores, seen through the barrier, go first */
-        signal_op(sig_addr, signal, sig_op, pe);
-    }
-    scope_sync<S>();
+    /* The group barrier orders the group's stores before the first thread's release,
+     * which is cumulative: whoever acquires the signal sees every thread's data. No
+     * barrier after it: every thread's part of the source is already copied. */
+    if (scope_rank<S>() == 0) signal_op(sig_addr, signal, sig_op, pe);
 }
 
 } /* namespace gshmemi */

@@ -30,6 +30,9 @@ struct gshmemi_device_state {
     /* Per PE: base of its heap as mapped in this PE's GPU address space, 0 when it is
      * not reachable by loads and stores. */
     uint64_t peer_base[GSHMEMI_DEVICE_MAX_PES];
+    /* Bit pe: PE pe's heap is on this PE's GPU (several PEs per GPU under MPS), so
+     * GPU-scope ordering suffices towards it. */
+    uint32_t same_gpu[GSHMEMI_DEVICE_MAX_PES / 32];
 };
 
 #endif

@@ -68,8 +68,9 @@ __device__ __forceinline__ void pe_barrier()
     unsigned long long epoch = ++mine->barrier_epoch;
     int me = gshmemi_dstate.my_pe, n = gshmemi_dstate.n_pes, round = 0;
     for (int dist = 1; dist < n; dist <<= 1, round++) {
-        gshmemi_device_sync_area *to = peer(mine, (me + dist) % n);
-        add_release((unsigned long long *)&to->barrier_flags[round], 1);
+        int to_pe = (me + dist) % n;
+        gshmemi_device_sync_area *to = peer(mine, to_pe);
+        add_release((unsigned long long *)&to->barrier_flags[round], 1, same_gpu(to_pe));
         while (load_acquire((const volatile unsigned long long *)&mine->barrier_flags[round]) < epoch) {
         }
     }
@@ -119,9 +120,11 @@ GSHMEMI_DEVICE_INLINE void gshmem_sync_all(void)
 }
 GSHMEMI_DEVICE_INLINE uint64_t gshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
-    unsigned long long *p = (unsigned long long *)sig_addr, target = cmp_value;
-    gshmemi::wait_loop(p, 1, (const int *)0, cmp, &target, false, 0, (size_t *)0);
-    return gshmemi::load_ivar(p);
+    const volatile unsigned long long *p = (const volatile unsigned long long *)sig_addr;
+    for (;;) { /* return the value that satisfied the comparison, not a later one */
+        unsigned long long v = gshmemi::load_acquire(p);
+        if (gshmemi::compare<unsigned long long>(v, cmp, cmp_value)) return v;
+    }
 }
 
 #define GSHMEMI_DEVICE_P2P_SYNC(T, N)                                                                          \

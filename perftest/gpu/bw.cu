@@ -1,0 +1,341 @@
+/*
+ * gshmem-perf-gpu-bw: one-directional bandwidth of the device API between 2 PEs
+ * (node-local GPUs, or 2 PEs on one GPU under MPS).
+ *
+ *   put  PE 0 writes SIZE bytes into PE 1's symmetric buffer: -B blocks of -T threads,
+ *        each block does gshmemx_putmem_nbi_block of its slice of a private device
+ *        buffer, ITERS times in one kernel, then gshmem_quiet
+ *   get  PE 0 reads SIZE bytes of PE 1's symmetric buffer into a private device buffer
+ *        the same way (gshmemx_getmem_nbi_block, then gshmem_quiet)
+ *
+ * Reference, in the same run, same grid and slices: a plain copy kernel with 16-byte
+ * loads and stores through the same peer mapping (the pointer from gshmem_ptr on the
+ * host); ratio = GB/s / copy GB/s. When the library has gshmemx_putmem_on_stream, the
+ * put rows also give the host-initiated, stream-ordered bandwidth (ITERS calls on one
+ * stream, then gshmemx_quiet_on_stream, timed with events).
+ *
+ * GB/s = SIZE * ITERS / kernel time (10^9 bytes per second), the median of -r timed
+ * kernels after one untimed one; ITERS = (-x bytes) / SIZE, between 1 and -i. The
+ * destination is poisoned before each measurement and checked in full afterwards on the
+ * device (#wrong: bytes that differ, put + copy [+ stream]; 0 expected).
+ *
+ * usage: gshmemrun -n 2 gshmem-perf-gpu-bw [-b MIN] [-e MAX] [-B BLOCKS] [-T THREADS]
+ *            [-i MAXITERS] [-x BYTES] [-r REPS] [-t put,get] [--csv]
+ * The symmetric heap must hold MAX bytes (GSHMEM_SYMMETRIC_SIZE).
+ *
+ * The same source builds the NVSHMEM version (perftest/nvshmem/, GPERF_NVSHMEM).
+ */
+#ifdef GPERF_NVSHMEM
+#include "nvshmem_api.cuh"
+#else
+#include "gshmem_api.cuh"
+#endif
+#include "perf_common.cuh"
+
+#include <getopt.h>
+
+struct options {
+    size_t min_size, max_size, target_bytes;
+    long max_iters;
+    int blocks, threads, reps, csv;
+    const char *tests;
+};
+
+static int g_me, g_peer;
+static unsigned char *g_sym;   /* symmetric: put destination / get source, on PE 1 */
+static unsigned char *g_local; /* private: put source / get destination, on PE 0 */
+static long long *g_slots;     /* [0]: #wrong from PE 1 */
+static unsigned long long *g_dwrong;
+
+/* Block b's slice of a transfer: [off, off + *n). Slices are multiples of 256 bytes. */
+__host__ __device__ __forceinline__ size_t slice(size_t size, size_t chunk, unsigned b, size_t *n)
+{
+    size_t off = (size_t)b * chunk;
+    *n = off < size ? (size - off < chunk ? size - off : chunk) : 0;
+    return off;
+}
+
+__global__ void put_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters,
+                           int peer)
+{
+    size_t n, off = slice(size, chunk, blockIdx.x, &n);
+    if (n)
+        for (long it = 0; it < iters; it++) SHMX(putmem_nbi_block)(dst + off, src + off, n, peer);
+    SHM(quiet)();
+}
+
+__global__ void get_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters,
+                           int peer)
+{
+    size_t n, off = slice(size, chunk, blockIdx.x, &n);
+    if (n)
+        for (long it = 0; it < iters; it++) SHMX(getmem_nbi_block)(dst + off, src + off, n, peer);
+    SHM(quiet)();
+}
+
+/* The reference: plain 16-byte loads and stores, the same slices. */
+__global__ void copy_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters)
+{
+    size_t n, off = slice(size, chunk, blockIdx.x, &n);
+    int4 *d = (int4 *)(dst + off);
+    const int4 *s = (const int4 *)(src + off);
+    size_t vecs = n / 16;
+    for (long it = 0; it < iters; it++)
+        for (size_t i = threadIdx.x; i < vecs; i += blockDim.x) d[i] = s[i];
+}
+
+static void barrier(void)
+{
+    CHECK_CUDA(cudaDeviceSynchronize());
+    SHM(barrier_all)();
+}
+
+enum kind { K_PUT, K_GET, K_COPY_PUT, K_COPY_GET, K_STREAM };
+
+struct launch {
+    int blocks, threads;
+    size_t size, chunk;
+    long iters;
+    unsigned char *peer_sym; /* PE 1's buffer through the mapping */
+    cudaStream_t stream;
+};
+
+static void launch(enum kind k, const struct launch *l)
+{
+    switch (k) {
+    case K_PUT:
+        put_kernel<<<l->blocks, l->threads, 0, l->stream>>>(g_sym, g_local, l->size, l->chunk, l->iters, g_peer);
+        break;
+    case K_GET:
+        get_kernel<<<l->blocks, l->threads, 0, l->stream>>>(g_local, g_sym, l->size, l->chunk, l->iters, g_peer);
+        break;
+    case K_COPY_PUT:
+        copy_kernel<<<l->blocks, l->threads, 0, l->stream>>>(l->peer_sym, g_local, l->size, l->chunk, l->iters);
+        break;
+    case K_COPY_GET:
+        copy_kernel<<<l->blocks, l->threads, 0, l->stream>>>(g_local, l->peer_sym, l->size, l->chunk, l->iters);
+        break;
+    case K_STREAM:
+#ifdef PERF_HAVE_PUTMEM_ON_STREAM
+        for (long it = 0; it < l->iters; it++) SHMX(putmem_on_stream)(g_sym, g_local, l->size, g_peer, l->stream);
+        SHMX(quiet_on_stream)(l->stream);
+#endif
+        break;
+    }
+    CHECK_CUDA(cudaGetLastError());
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* PE 0: median milliseconds of `reps` timed launches after an untimed one. */
+static double time_ms(enum kind k, const struct launch *l, int reps)
+{
+    cudaEvent_t a, b;
+    CHECK_CUDA(cudaEventCreate(&a));
+    CHECK_CUDA(cudaEventCreate(&b));
+    launch(k, l);
+    CHECK_CUDA(cudaStreamSynchronize(l->stream));
+    float ms[64];
+    for (int r = 0; r < reps; r++) {
+        CHECK_CUDA(cudaEventRecord(a, l->stream));
+        launch(k, l);
+        CHECK_CUDA(cudaEventRecord(b, l->stream));
+        CHECK_CUDA(cudaEventSynchronize(b));
+        CHECK_CUDA(cudaEventElapsedTime(&ms[r], a, b));
+    }
+    CHECK_CUDA(cudaEventDestroy(a));
+    CHECK_CUDA(cudaEventDestroy(b));
+    qsort(ms, (size_t)reps, sizeof ms[0], cmp_float);
+    return ms[reps / 2];
+}
+
+/* One measurement, collective: poison the destination, PE 0 times, check the
+ * destination (PE 1's buffer for puts, PE 0's for gets). GB/s on PE 0; *wrong += bytes. */
+static double measure(enum kind k, const struct launch *l, int reps, uint64_t salt, long *wrong)
+{
+    int is_get = k == K_GET || k == K_COPY_GET;
+    int dst_pe = is_get ? 0 : 1;
+    barrier();
+    if (g_me == dst_pe) CHECK_CUDA(cudaMemset(is_get ? g_local : g_sym, 0xa5, l->size));
+    barrier();
+    double ms = g_me == 0 ? time_ms(k, l, reps) : 0;
+    barrier();
+    long mine = g_me == dst_pe ? perf_check(is_get ? g_local : g_sym, l->size, salt, g_dwrong) : 0;
+    if (g_me == 1) perf_send_ll(&g_slots[0], mine, 0);
+    barrier();
+    if (g_me == 0) *wrong += mine + (dst_pe == 1 ? (long)perf_read_ll(&g_slots[0]) : 0);
+    barrier();
+    return ms > 0 ? (double)l->size * (double)l->iters / (ms * 1e-3) / 1e9 : 0;
+}
+
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+static void usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: gshmemrun -n 2 %s [options]\n"
+            "  -b SIZE   smallest size, a multiple of 256 (default 4K)\n"
+            "  -e SIZE   largest size (default 1G; the symmetric heap must hold it)\n"
+            "  -B N      blocks (default: SMs visible to this process x resident blocks per SM)\n"
+            "  -T N      threads per block (default 1024)\n"
+            "  -i N      most transfers per kernel (default 1000)\n"
+            "  -x BYTES  bytes per kernel: ITERS = BYTES / SIZE, at least 1 (default 2G)\n"
+            "  -r N      timed kernels per measurement, median reported (default 5, at most 64)\n"
+            "  -t LIST   put,get (default both)\n"
+            "  --csv     comma-separated output\n",
+            prog);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {4096, (size_t)1 << 30, (size_t)2 << 30, 1000, 0, 1024, 5, 0, "put,get"};
+    static const struct option longopts[] = {{"csv", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "b:e:B:T:i:x:r:t:ch", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o.min_size = perf_parse_size(optarg); break;
+        case 'e': o.max_size = perf_parse_size(optarg); break;
+        case 'B': o.blocks = atoi(optarg); break;
+        case 'T': o.threads = atoi(optarg); break;
+        case 'i': o.max_iters = atol(optarg); break;
+        case 'x': o.target_bytes = perf_parse_size(optarg); break;
+        case 'r': o.reps = atoi(optarg); break;
+        case 't': o.tests = optarg; break;
+        case 'c': o.csv = 1; break;
+        default: usage(argv[0]); return c == 'h' ? 0 : 2;
+        }
+    }
+    if (o.min_size < 256 || o.min_size % 256 || o.max_size < o.min_size || o.blocks < 0 || o.threads < 32 ||
+        o.threads > 1024 || o.threads % 32 || o.max_iters < 1 || o.reps < 1 || o.reps > 64) {
+        usage(argv[0]);
+        return 2;
+    }
+
+    double init_ms = 0;
+    perf_init(&init_ms);
+    g_me = SHM(my_pe)();
+    if (SHM(n_pes)() != 2) {
+        if (g_me == 0) fprintf(stderr, "%s-perf-gpu-bw needs exactly 2 PEs (got %d)\n", PERF_LIB, SHM(n_pes)());
+        SHM(finalize)();
+        return 2;
+    }
+    g_peer = 1 - g_me;
+    g_sym = (unsigned char *)SHM(malloc)(o.max_size);
+    g_slots = (long long *)SHM(calloc)(2, sizeof(long long));
+    if (!g_sym || !g_slots) {
+        fprintf(stderr, "%s-perf-gpu-bw: PE %d: cannot allocate %zu symmetric bytes (raise the heap size)\n",
+                PERF_LIB, g_me, o.max_size);
+        SHM(global_exit)(1);
+    }
+    CHECK_CUDA(cudaMalloc((void **)&g_local, o.max_size));
+    CHECK_CUDA(cudaMalloc((void **)&g_dwrong, sizeof(unsigned long long)));
+
+    struct launch l;
+    memset(&l, 0, sizeof l);
+    l.threads = o.threads;
+    l.peer_sym = (unsigned char *)SHM(ptr)(g_sym, 1);
+    if (g_me == 0 && !l.peer_sym) {
+        fprintf(stderr, "%s-perf-gpu-bw: PE 1's heap is not mapped on PE 0 (ptr returned NULL)\n", PERF_LIB);
+        SHM(global_exit)(1);
+    }
+    CHECK_CUDA(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
+    int dev = 0, sms = 0, per_sm = 0;
+    CHECK_CUDA(cudaGetDevice(&dev));
+    CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    {
+        int a = 0, b = 0, d = 0;
+        CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, put_kernel, o.threads, 0));
+        CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, get_kernel, o.threads, 0));
+        CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&d, copy_kernel, o.threads, 0));
+        per_sm = a < b ? a : b;
+        per_sm = per_sm < d ? per_sm : d;
+        if (per_sm < 1) per_sm = 1;
+    }
+    l.blocks = o.blocks ? o.blocks : sms * per_sm;
+
+    if (g_me == 0) {
+        cudaDeviceProp prop;
+        CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
+        if (o.csv) {
+            printf("op,size_bytes,blocks,threads,iters,us_per_transfer,GBps,copy_GBps,ratio,stream_GBps,wrong\n");
+        } else {
+            printf("# %s-perf-gpu-bw: PE 0 -> PE 1 (put) and PE 0 <- PE 1 (get), heap %s, GPU %d %s\n", PERF_LIB,
+                   perf_heap_kind(), dev, prop.name);
+            printf("# %d blocks x %d threads (%d SMs x %d per SM); %s; GB/s = 10^9 bytes/s, median of %d kernels\n",
+                   l.blocks, l.threads, sms, per_sm,
+                   "put/get: <op>mem_nbi_block per block, then quiet", o.reps);
+            printf("# copy: plain 16-byte copy kernel through the same peer mapping, same grid; ratio = GB/s / copy\n");
+#ifdef PERF_HAVE_PUTMEM_ON_STREAM
+            printf("# stream: host putmem_on_stream, ITERS calls on one stream (put rows only)\n");
+            printf("%-4s %11s %6s %10s %9s %10s %6s %11s %7s\n", "op", "size(B)", "iters", "us/xfer", "GB/s",
+                   "copy GB/s", "ratio", "stream GB/s", "#wrong");
+#else
+            printf("# stream: not measured (this %s has no putmem_on_stream)\n", PERF_LIB);
+            printf("%-4s %11s %6s %10s %9s %10s %6s %7s\n", "op", "size(B)", "iters", "us/xfer", "GB/s", "copy GB/s",
+                   "ratio", "#wrong");
+#endif
+        }
+        fflush(stdout);
+    }
+
+    long wrong_total = 0;
+    for (int is_get = 0; is_get <= 1; is_get++) {
+        const char *op = is_get ? "get" : "put";
+        if (!perf_wants(o.tests, op)) continue;
+        for (size_t size = o.min_size; size <= o.max_size; size *= 2) {
+            uint64_t salt = size * 131 + (uint64_t)is_get * 7 + 0x6b;
+            long iters = (long)(o.target_bytes / size);
+            if (iters > o.max_iters) iters = o.max_iters;
+            if (iters < 1) iters = 1;
+            l.size = size;
+            l.iters = iters;
+            l.chunk = round_up((size + (size_t)l.blocks - 1) / (size_t)l.blocks, 256);
+            /* the source holds the pattern: PE 0's private buffer (put) or PE 1's heap (get) */
+            barrier();
+            if (!is_get && g_me == 0) perf_fill(g_local, size, salt);
+            if (is_get && g_me == 1) perf_fill(g_sym, size, salt);
+            long wrong = 0;
+            double gbps = measure(is_get ? K_GET : K_PUT, &l, o.reps, salt, &wrong);
+            double copy = measure(is_get ? K_COPY_GET : K_COPY_PUT, &l, o.reps, salt, &wrong);
+            double stream = -1;
+#ifdef PERF_HAVE_PUTMEM_ON_STREAM
+            if (!is_get) stream = measure(K_STREAM, &l, o.reps, salt, &wrong);
+#endif
+            if (g_me == 0) {
+                double us = gbps > 0 ? (double)size / (gbps * 1e3) : 0;
+                double ratio = copy > 0 ? gbps / copy : 0;
+                char sbuf[32] = "";
+                if (stream >= 0) snprintf(sbuf, sizeof sbuf, "%.3f", stream);
+                if (o.csv) {
+                    printf("%s,%zu,%d,%d,%ld,%.3f,%.3f,%.3f,%.3f,%s,%ld\n", op, size, l.blocks, l.threads, iters, us,
+                           gbps, copy, ratio, sbuf, wrong);
+                } else {
+#ifdef PERF_HAVE_PUTMEM_ON_STREAM
+                    printf("%-4s %11zu %6ld %10.3f %9.1f %10.1f %6.3f %11s %7ld\n", op, size, iters, us, gbps, copy,
+                           ratio, stream >= 0 ? sbuf : "-", wrong);
+#else
+                    printf("%-4s %11zu %6ld %10.3f %9.1f %10.1f %6.3f %7ld\n", op, size, iters, us, gbps, copy,
+                           ratio, wrong);
+#endif
+                }
+                fflush(stdout);
+            }
+            wrong_total += wrong;
+        }
+    }
+
+    barrier();
+    CHECK_CUDA(cudaStreamDestroy(l.stream));
+    CHECK_CUDA(cudaFree(g_dwrong));
+    CHECK_CUDA(cudaFree(g_local));
+    SHM(free)(g_slots);
+    SHM(free)(g_sym);
+    SHM(finalize)();
+    if (wrong_total) fprintf(stderr, "%s-perf-gpu-bw: %ld wrong bytes\n", PERF_LIB, wrong_total);
+    return wrong_total ? 1 : 0;
+}
