@@ -31,6 +31,7 @@ struct tcp_impl {
     double timeout;
     char peer[GSHMEMI_WIRE_NAME_MAX + 32]; /* "bootstrap root host:port" */
     atomic_int failed;                      /* sticky: the job is over (ABORT or lost root) */
+    int quiet_lost;                         /* a lost connection is retried: not an error yet */
     struct gshmemi_bootstrap *bs;           /* to report the aborting PE's exit status */
     pthread_mutex_t rx_lock;                /* one reader at a time; check() only tries it */
     pthread_mutex_t tx_lock;                /* whole frames on the socket */
@@ -165,7 +166,9 @@ static int tcp_handle_notice(struct tcp_impl *t, const struct gshmemi_wire_heade
 /* Reports a failed receive or send once, naming what was awaited; the connection is unusable after. */
 static int tcp_fail(struct tcp_impl *t, int rc, const char *waiting_for, const char *err)
 {
-    if (rc == GSHMEMX_ERR_TIMEOUT)
+    if (rc == GSHMEMX_ERR_PEER_LOST && t->quiet_lost)
+        GSHMEMI_INFO(BOOT, "while %s: %s; connecting again", waiting_for, err);
+    else if (rc == GSHMEMX_ERR_TIMEOUT)
         GSHMEMI_ERROR(BOOT, "timed out after %g s %s (GSHMEM_TIMEOUT): %s", t->timeout, waiting_for, err);
     else
         GSHMEMI_ERROR(BOOT, "while %s: %s", waiting_for, err);
@@ -356,13 +359,23 @@ int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_boo
         return GSHMEMX_ERR_CONFIG;
     }
     if ((rc = tcp_impl_create(env, &t)) != 0) return rc;
-    t->fd = tcp_connect(host, port, gshmemi_wire_deadline(env->timeout), why, sizeof(why));
-    if (t->fd < 0) {
-        GSHMEMI_ERROR(BOOT, "could not reach the %s within %g s (GSHMEM_TIMEOUT): %s", t->peer, env->timeout, why);
-        rc = GSHMEMX_ERR_TIMEOUT;
-        goto err_free;
+    /* A root flooded with connections may close ours before reading the HELLO: once more. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (t->fd >= 0) close(t->fd);
+        atomic_store(&t->failed, 0);
+        t->fd = tcp_connect(host, port, gshmemi_wire_deadline(env->timeout), why, sizeof(why));
+        if (t->fd < 0) {
+            GSHMEMI_ERROR(BOOT, "could not reach the %s within %g s (GSHMEM_TIMEOUT): %s", t->peer, env->timeout,
+                          why);
+            rc = GSHMEMX_ERR_TIMEOUT;
+            goto err_free;
+        }
+        t->quiet_lost = attempt == 0;
+        rc = tcp_hello(t, env);
+        t->quiet_lost = 0;
+        if (rc != GSHMEMX_ERR_PEER_LOST) break;
     }
-    if ((rc = tcp_hello(t, env)) != 0) goto err_close;
+    if (rc != 0) goto err_close;
     bs->ops = &tcp_ops;
     bs->impl = t;
     t->bs = bs;

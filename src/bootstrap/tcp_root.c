@@ -9,10 +9,12 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +22,8 @@
 #include "core/log.h"
 #include "gshmem/status.h"
 
-/* Connections that have not said HELLO yet, beyond the nranks slots. */
+/* Connections that may wait for their HELLO beyond the job's own nranks: a burst of
+ * every PE at once is always served, strangers cannot take more than this. */
 #define ROOT_PENDING_MAX 64
 #define ROOT_PEER_MAX 160
 #define ROOT_ABORT_SEND_TIMEOUT_S 1.0
@@ -46,7 +49,12 @@ struct gshmemi_tcp_root {
     char address[GSHMEMI_WIRE_NAME_MAX + 16];
     int port;
     int listen_fd;
-    int stop_pipe[2];
+    int stop_pipe[2];   /* wakes run: a stop request or gone ranks */
+    atomic_int stopping;
+    pthread_mutex_t gone_lock; /* guards gone_queue, filled by the launcher's thread */
+    int *gone_queue;           /* pairs of rank, wait status */
+    int ngone_queued;
+    char *rank_gone;           /* the rank's process ended */
     struct root_conn *conns;
     int nslots;
     int *slot_of_rank; /* -1: not connected */
@@ -54,6 +62,7 @@ struct gshmemi_tcp_root {
     char *rank_left;   /* the rank said BYE */
     int nleft;         /* ranks whose connection closed after BYE */
     int failed;        /* the job was aborted: nonzero status */
+    char abort_reason[96]; /* why, for PEs that come later */
     /* current allgather round */
     uint32_t seq;
     uint8_t **contrib;
@@ -129,13 +138,37 @@ static void root_broadcast_abort(struct gshmemi_tcp_root *root, int origin, int 
     struct gshmemi_wire_abort a = {.status = status, .origin = origin, .kind = kind};
     uint8_t buf[GSHMEMI_WIRE_ABORT_SIZE];
     gshmemi_wire_abort_encode(&a, buf);
-    if (!root->failed) root->failed = kind == GSHMEMI_WIRE_ABORT_LOST ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_ABORTED;
+    if (!root->failed) {
+        root->failed = kind == GSHMEMI_WIRE_ABORT_LOST ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_ABORTED;
+        int said = root->abort_reason[0] != '\0'; /* the caller knew better */
+        if (!said && kind == GSHMEMI_WIRE_ABORT_LOST)
+            snprintf(root->abort_reason, sizeof(root->abort_reason), "PE %d exited or lost its connection", origin);
+        else if (!said)
+            snprintf(root->abort_reason, sizeof(root->abort_reason), "PE %d aborted it with status %d", origin, status);
+    }
     for (int r = 0; r < root->nranks; r++) {
         int s = root->slot_of_rank[r];
         if (r == except || s < 0) continue;
         /* A courtesy to PEs that may be dying too: never wait long on one. */
         root_send_timed(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, sizeof(buf), ROOT_ABORT_SEND_TIMEOUT_S);
     }
+}
+
+/* When the job ends inside a round: which PEs the others were waiting for. */
+static void root_round_log_missing(const struct gshmemi_tcp_root *root)
+{
+    char list[256];
+    size_t len = 0;
+    int missing = 0;
+    if (root->ncontrib == 0) return;
+    list[0] = '\0';
+    for (int r = 0; r < root->nranks; r++) {
+        if (root->contrib[r] != NULL) continue;
+        if (missing++ < 24 && len < sizeof(list))
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", missing > 1 ? ", " : "", r);
+    }
+    GSHMEMI_ERROR(BOOT, "bootstrap root: allgather round %u was waiting for %d of %d PEs: PE %s%s", root->seq,
+                  missing, root->nranks, list, missing > 24 ? ", ..." : "");
 }
 
 /* A PE's connection broke (closed without BYE, garbage, send failure): end the job. */
@@ -145,6 +178,7 @@ static void root_rank_lost(struct gshmemi_tcp_root *root, struct root_conn *c, c
     int first = !root->failed;
     if (first) GSHMEMI_ERROR(BOOT, "bootstrap root: lost %s: %s", c->peer, why);
     else GSHMEMI_INFO(BOOT, "bootstrap root: %s left the aborted job: %s", c->peer, why);
+    if (first) root_round_log_missing(root);
     root_close_conn(root, c);
     if (first) root_broadcast_abort(root, rank, GSHMEMX_ERR_PEER_LOST, GSHMEMI_WIRE_ABORT_LOST, -1);
 }
@@ -270,6 +304,7 @@ static void root_handle_abort(struct gshmemi_tcp_root *root, struct root_conn *c
     }
     if (root->failed) return;
     GSHMEMI_ERROR(BOOT, "bootstrap root: %s aborted the job with status %d", c->peer, (int)a.status);
+    root_round_log_missing(root);
     root_broadcast_abort(root, c->rank, a.status, GSHMEMI_WIRE_ABORT_CALLED, c->rank);
     c->bye = 1; /* its close is expected now */
 }
@@ -295,7 +330,7 @@ static const char *root_hello_problem(struct gshmemi_tcp_root *root, const struc
     else if (root->rank_seen[h->rank])
         snprintf(why, whylen, "duplicate rank %d (it already joined this job and left)", (int)h->rank);
     else if (root->failed)
-        snprintf(why, whylen, "the job was already aborted");
+        snprintf(why, whylen, "the job was already aborted: %s", root->abort_reason);
     else
         return NULL;
     return why;
@@ -442,7 +477,7 @@ static struct root_conn *root_free_slot(struct gshmemi_tcp_root *root)
         if (c->fd >= 0 && c->rank < 0) pending++;
         if (c->fd < 0 && free_slot == NULL) free_slot = c;
     }
-    return pending < ROOT_PENDING_MAX ? free_slot : NULL;
+    return pending < root->nranks + ROOT_PENDING_MAX ? free_slot : NULL;
 }
 
 static void root_accept(struct gshmemi_tcp_root *root)
@@ -472,6 +507,7 @@ static void root_accept(struct gshmemi_tcp_root *root)
         c->hello_deadline = gshmemi_wire_deadline(root->timeout);
         snprintf(c->peer, sizeof(c->peer), "%s", peer);
         GSHMEMI_TRACE(BOOT, "bootstrap root: connection from %s", peer);
+        root_service_conn(root, c); /* a HELLO already here frees the pending slot at once */
     }
 }
 
@@ -494,6 +530,54 @@ static int root_expire_pending(struct gshmemi_tcp_root *root)
     return next;
 }
 
+static void root_describe_exit(int wait_status, char *out, size_t outlen)
+{
+    if (WIFEXITED(wait_status)) snprintf(out, outlen, "exited with status %d", WEXITSTATUS(wait_status));
+    else if (WIFSIGNALED(wait_status)) snprintf(out, outlen, "was killed by signal %d", WTERMSIG(wait_status));
+    else snprintf(out, outlen, "ended (wait status %#x)", (unsigned)wait_status);
+}
+
+/* rank's process ended: fine after BYE; else the job cannot go on. */
+static void root_rank_ended(struct gshmemi_tcp_root *root, int rank, int wait_status)
+{
+    char how[64], why[GSHMEMI_WIRE_MSG_MAX];
+    int s = root->slot_of_rank[rank];
+    /* What the process sent before it ended (its BYE, its EOF) is read first. */
+    if (s >= 0) root_service_conn(root, &root->conns[s]);
+    root->rank_gone[rank] = 1;
+    if (root->rank_left[rank] || root->failed) return;
+    root_describe_exit(wait_status, how, sizeof(how));
+    s = root->slot_of_rank[rank];
+    if (s >= 0) {
+        snprintf(why, sizeof(why), "its process %s without BYE", how);
+        root_rank_lost(root, &root->conns[s], why);
+    } else if (!root->rank_seen[rank]) {
+        int waited_for = 0; /* else perhaps no PE uses gshmem: later ones are refused, naming it */
+        for (int r = 0; r < root->nranks; r++) waited_for |= root->slot_of_rank[r] >= 0;
+        if (waited_for) GSHMEMI_ERROR(BOOT, "bootstrap root: PE %d %s without joining the job", rank, how);
+        else GSHMEMI_INFO(BOOT, "bootstrap root: PE %d %s without joining the job", rank, how);
+        snprintf(root->abort_reason, sizeof(root->abort_reason), "PE %d %s without joining the job", rank, how);
+        root_round_log_missing(root);
+        root_broadcast_abort(root, rank, GSHMEMX_ERR_PEER_LOST, GSHMEMI_WIRE_ABORT_LOST, -1);
+    }
+}
+
+/* Empties the wakeup pipe; 1 on a stop request, else handles the ranks reported gone. */
+static int root_wakeup(struct gshmemi_tcp_root *root)
+{
+    char sink[64];
+    while (read(root->stop_pipe[0], sink, sizeof(sink)) > 0) {}
+    if (atomic_load(&root->stopping)) return 1;
+    pthread_mutex_lock(&root->gone_lock);
+    int n = root->ngone_queued, *queue = malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
+    if (queue != NULL) memcpy(queue, root->gone_queue, sizeof(int) * 2 * (size_t)n);
+    if (queue != NULL) root->ngone_queued = 0;
+    pthread_mutex_unlock(&root->gone_lock);
+    for (int i = 0; queue != NULL && i < n; i++) root_rank_ended(root, queue[2 * i], queue[2 * i + 1]);
+    free(queue);
+    return 0;
+}
+
 /* 1 when the job is over: everyone left after BYE, or an aborted job with everyone gone. */
 static int root_finished(const struct gshmemi_tcp_root *root, int *result)
 {
@@ -502,7 +586,7 @@ static int root_finished(const struct gshmemi_tcp_root *root, int *result)
         return root->nleft == root->nranks;
     }
     for (int r = 0; r < root->nranks; r++)
-        if (!root->rank_seen[r] || root->slot_of_rank[r] >= 0) return 0;
+        if (!(root->rank_seen[r] || root->rank_gone[r]) || root->slot_of_rank[r] >= 0) return 0;
     *result = GSHMEMX_ERR_ABORTED;
     return 1;
 }
@@ -535,7 +619,7 @@ int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root)
             result = GSHMEMX_ERR_SYSTEM;
             break;
         }
-        if (pfds[0].revents) {
+        if (pfds[0].revents && root_wakeup(root)) {
             result = 0;
             break;
         }
@@ -579,8 +663,23 @@ int gshmemi_tcp_root_join(struct gshmemi_tcp_root *root)
 
 void gshmemi_tcp_root_stop(struct gshmemi_tcp_root *root)
 {
+    atomic_store(&root->stopping, 1);
     ssize_t rc = write(root->stop_pipe[1], "x", 1);
-    (void)rc; /* a full pipe already holds a stop request */
+    (void)rc; /* a full pipe already holds a wakeup */
+}
+
+void gshmemi_tcp_root_rank_gone(struct gshmemi_tcp_root *root, int rank, int wait_status)
+{
+    if (rank < 0 || rank >= root->nranks) return;
+    pthread_mutex_lock(&root->gone_lock);
+    if (root->ngone_queued < root->nranks) { /* a rank's process ends once */
+        root->gone_queue[2 * root->ngone_queued] = rank;
+        root->gone_queue[2 * root->ngone_queued + 1] = wait_status;
+        root->ngone_queued++;
+    }
+    pthread_mutex_unlock(&root->gone_lock);
+    ssize_t rc = write(root->stop_pipe[1], "g", 1);
+    (void)rc;
 }
 
 int gshmemi_tcp_root_port(const struct gshmemi_tcp_root *root)
@@ -642,14 +741,17 @@ static int root_listen(struct gshmemi_tcp_root *root, const char *host, int port
 static int root_alloc(struct gshmemi_tcp_root *root, int nranks)
 {
     root->nranks = nranks;
-    root->nslots = nranks + ROOT_PENDING_MAX;
+    root->nslots = 2 * nranks + ROOT_PENDING_MAX; /* joined, plus nranks + ROOT_PENDING_MAX pending */
     root->listen_fd = root->stop_pipe[0] = root->stop_pipe[1] = -1;
     root->conns = calloc((size_t)root->nslots, sizeof(*root->conns));
     root->slot_of_rank = calloc((size_t)nranks, sizeof(int));
     root->rank_seen = calloc((size_t)nranks, 1);
     root->rank_left = calloc((size_t)nranks, 1);
     root->contrib = calloc((size_t)nranks, sizeof(*root->contrib));
-    if (!root->conns || !root->slot_of_rank || !root->rank_seen || !root->rank_left || !root->contrib)
+    root->rank_gone = calloc((size_t)nranks, 1);
+    root->gone_queue = calloc((size_t)nranks * 2, sizeof(int));
+    if (!root->conns || !root->slot_of_rank || !root->rank_seen || !root->rank_left || !root->contrib ||
+        !root->rank_gone || !root->gone_queue)
         return GSHMEMX_ERR_NOMEM;
     for (int i = 0; i < root->nslots; i++) root_conn_reset(&root->conns[i]);
     for (int r = 0; r < nranks; r++) root->slot_of_rank[r] = -1;
@@ -671,6 +773,8 @@ int gshmemi_tcp_root_create(const struct gshmemi_tcp_root_config *cfg, struct gs
     }
     struct gshmemi_tcp_root *root = calloc(1, sizeof(*root));
     if (root == NULL) return GSHMEMX_ERR_NOMEM;
+    atomic_init(&root->stopping, 0);
+    pthread_mutex_init(&root->gone_lock, NULL);
     root->timeout = cfg->timeout;
     snprintf(root->job_id, sizeof(root->job_id), "%s", cfg->job_id ? cfg->job_id : "");
     int rc = root_alloc(root, cfg->nranks);
@@ -701,5 +805,8 @@ void gshmemi_tcp_root_destroy(struct gshmemi_tcp_root *root)
     free(root->rank_seen);
     free(root->rank_left);
     free(root->contrib);
+    free(root->rank_gone);
+    free(root->gone_queue);
+    pthread_mutex_destroy(&root->gone_lock);
     free(root);
 }

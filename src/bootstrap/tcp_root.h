@@ -5,10 +5,14 @@
  * allgather of 0 bytes.
  *
  * The root keeps a job from hanging: when a PE's connection closes before it said
- * BYE, or a PE sends ABORT, every other PE receives ABORT naming that PE. A
- * connection that is not a well-formed HELLO of this job (garbage, another
- * protocol version, rank out of range, duplicate rank, nranks or job id mismatch)
- * is refused with a logged reason and an ERROR frame; the root keeps serving.
+ * BYE, or a PE sends ABORT, or the launcher reports that a PE's process ended
+ * before BYE (gshmemi_tcp_root_rank_gone: a PE that never joined cannot hang the
+ * others), every other PE receives ABORT naming that PE. A connection that is
+ * not a well-formed HELLO of this job (garbage, another protocol version, rank out
+ * of range, duplicate rank, nranks or job id mismatch) is refused with a logged
+ * reason and an ERROR frame; the root keeps serving. Up to nranks + 64 connections
+ * may wait for their HELLO at once; beyond that a connection is closed unanswered
+ * (a PE's client then connects once more).
  *
  * Hosted by gshmemrun (in a thread) and later by rank 0 for the unique-ID and
  * Kubernetes front ends. One root serves one job.
@@ -50,6 +54,12 @@ int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root);
 /* Runs gshmemi_tcp_root_run in a new thread; join waits for it and returns its result. */
 int gshmemi_tcp_root_start_thread(struct gshmemi_tcp_root *root);
 int gshmemi_tcp_root_join(struct gshmemi_tcp_root *root);
+
+/* The launcher saw rank's process end (wait_status as from waitpid). When the rank
+ * never said BYE (it never joined, or it left without finalizing) the job is over:
+ * every connected PE gets ABORT (kind LOST) naming it. Thread-safe; ignored for a rank
+ * out of range. */
+void gshmemi_tcp_root_rank_gone(struct gshmemi_tcp_root *root, int rank, int wait_status);
 
 /* Makes run return soon. Async-signal-safe; callable from any thread. */
 void gshmemi_tcp_root_stop(struct gshmemi_tcp_root *root);

@@ -1,9 +1,11 @@
 /*
  * gshmemrun: starts N PEs of a program on this machine and hosts their bootstrap
  * rendezvous. Each PE runs in its own process group; signals sent to gshmemrun are
- * forwarded to every PE; the first PE to fail ends the job (SIGTERM, a grace period,
- * SIGKILL) and its status becomes gshmemrun's. Each PE is bound to CPUs and memory
- * near its GPU (placement.h) before it execs.
+ * forwarded to every PE; the first PE to fail (exit, signal or stop) ends the job
+ * (SIGTERM, a grace period, SIGKILL) and its status becomes gshmemrun's. A PE that
+ * ends without leaving the bootstrap is reported to the root, which releases the
+ * others. Each PE is bound to CPUs and memory near its GPU (placement.h) before it
+ * execs. PEs never touch gshmemrun's terminal: it relays (run_output.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,58 +25,14 @@
 #include "bootstrap/tcp_root.h"
 #include "bootstrap/wire.h"
 #include "launcher/placement.h"
+#include "launcher/run.h"
 
-#define RUN_EXIT_TIMEOUT 124
-#define RUN_EXIT_LAUNCHER 125 /* gshmemrun itself failed (usage, resources) */
-#define RUN_EXIT_CANNOT_EXEC 126
-#define RUN_EXIT_NOT_FOUND 127
-#define RUN_LINE_MAX 8192
-/* How long PE output may keep flowing from leftover descendants after every PE exited. */
-#define RUN_DRAIN_MS 1000
 /* A PE that has not said HELLO this long after connecting is dropped by the root. */
 #define RUN_ROOT_TIMEOUT_S 60.0
 
 extern char **environ;
 
 static const int run_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-struct run_opts {
-    long np;
-    double timeout; /* 0: none */
-    double grace;
-    int verbose;
-    int tag_output;
-    enum run_bind bind;
-    const char **xvars; /* "VAR" or "VAR=VAL" */
-    int nx;
-    char **argv; /* the program and its arguments */
-};
-
-struct run_linebuf {
-    int fd; /* read end of the PE's pipe; -1 once closed */
-    int out_fd;
-    int rank;
-    char buf[RUN_LINE_MAX];
-    size_t len;
-};
-
-struct run_pe {
-    pid_t pid;
-    int reaped;
-    struct run_linebuf out, err;
-};
-
-struct run_job {
-    struct run_opts opts;
-    struct run_placement placement;
-    struct run_pe *pes;
-    int live; /* PEs not yet reaped */
-    int sigfd;
-    sigset_t saved_mask;
-    int exit_code;
-    int failed; /* a PE failed or the timeout fired: the job is ending */
-    int64_t timeout_at, kill_at, drain_at;
-};
 
 static void run_usage(FILE *f)
 {
@@ -94,8 +52,13 @@ static void run_usage(FILE *f)
             "  -v, --verbose       say what gshmemrun does, each PE's binding included\n"
             "  -h, --help          this text\n\n"
             "Exit status: 0 when every PE succeeds; else the first failed PE's status (128+N for\n"
-            "signal N), 124 on timeout, 126/127 when the program cannot be run, 125 for other\n"
-            "gshmemrun errors.\n\n"
+            "signal N; a PE stopped by a signal is a failure too), 124 on timeout (unless a PE\n"
+            "failed first), 126/127 when the program cannot be run, 125 for other gshmemrun errors.\n\n"
+            "Terminal: PEs run in process groups of their own, so they never read or write the\n"
+            "terminal themselves. When stdin is a terminal, gshmemrun reads it (while it is in the\n"
+            "foreground) and passes it to PE 0 through a pipe, closed at end of input; the other PEs\n"
+            "read /dev/null. When stdout or stderr is a terminal, PE output passes through gshmemrun.\n"
+            "PEs see pipes, not a terminal (isatty is false).\n\n"
             "PE i uses GPU i modulo the visible GPUs, or GSHMEM_DEVICE when set (here or with -x);\n"
             "GPUs are the NVIDIA PCI devices in bus order, narrowed by an ordinal CUDA_VISIBLE_DEVICES\n"
             "(a UUID list cannot be matched, so every GPU is taken in bus order).%s\n",
@@ -290,190 +253,6 @@ static void run_make_job_id(char *out, size_t outlen)
     snprintf(out, outlen, "gshmemrun-%ld-%lx-%08x", (long)getpid(), (long)time(NULL), rnd);
 }
 
-/* What a child that could not become its PE tells gshmemrun through the report pipe. */
-struct run_child_report {
-    int err;
-    int step; /* 0: execve, else an enum run_bind_step */
-};
-
-/* In the child after fork: only async-signal-safe calls. */
-static void run_child_exec(struct run_job *job, const char *path, char **env, int rank, int out_w, int err_w,
-                           int report_w)
-{
-    struct run_child_report report = {0};
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
-    if (rank > 0) {
-        int null_fd = open("/dev/null", O_RDONLY);
-        if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    }
-    if (out_w >= 0) dup2(out_w, STDOUT_FILENO);
-    if (err_w >= 0) dup2(err_w, STDERR_FILENO);
-    sigprocmask(SIG_SETMASK, &job->saved_mask, NULL);
-    enum run_bind_step step = 0;
-    if ((report.err = run_binding_apply(&job->placement.pes[rank], &step)) == 0) {
-        execve(path, job->opts.argv, env);
-        report.err = errno;
-    }
-    report.step = (int)step;
-    ssize_t rc = write(report_w, &report, sizeof(report));
-    (void)rc;
-    _exit(RUN_EXIT_NOT_FOUND);
-}
-
-static int run_pipe(int fds[2], int tag)
-{
-    fds[0] = fds[1] = -1;
-    return tag ? pipe2(fds, O_CLOEXEC) : 0;
-}
-
-static int run_report_child_failure(const struct run_job *job, const char *path, int rank,
-                                    const struct run_child_report *rep)
-{
-    const struct run_binding *b = &job->placement.pes[rank];
-    if (rep->step == RUN_BIND_STEP_CPUS) {
-        fprintf(stderr, "gshmemrun: PE %d: cannot bind to CPUs %s: %s\n", rank, b->cpus_text, strerror(rep->err));
-        return RUN_EXIT_LAUNCHER;
-    }
-    if (rep->step == RUN_BIND_STEP_MEMORY) {
-        fprintf(stderr, "gshmemrun: PE %d: cannot bind memory to NUMA node %s: %s\n", rank, b->nodes_text,
-                strerror(rep->err));
-        return RUN_EXIT_LAUNCHER;
-    }
-    fprintf(stderr, "gshmemrun: cannot execute '%s': %s\n", path, strerror(rep->err));
-    return rep->err == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_EXEC;
-}
-
-/* Starts PE rank; returns 0, or the exec failure's exit status (reported). */
-static int run_spawn(struct run_job *job, const char *path, char **env, int rank)
-{
-    struct run_pe *pe = &job->pes[rank];
-    int out[2], err[2], report[2];
-    if (run_pipe(out, job->opts.tag_output) || run_pipe(err, job->opts.tag_output) || pipe2(report, O_CLOEXEC)) {
-        fprintf(stderr, "gshmemrun: pipe: %s\n", strerror(errno));
-        return RUN_EXIT_LAUNCHER;
-    }
-    pid_t pid = fork();
-    if (pid == 0) run_child_exec(job, path, env, rank, out[1], err[1], report[1]);
-    int fork_errno = errno;
-    close(report[1]);
-    if (out[1] >= 0) close(out[1]), close(err[1]);
-    pe->out = (struct run_linebuf){.fd = out[0], .out_fd = STDOUT_FILENO, .rank = rank};
-    pe->err = (struct run_linebuf){.fd = err[0], .out_fd = STDERR_FILENO, .rank = rank};
-    if (pid < 0) {
-        close(report[0]);
-        fprintf(stderr, "gshmemrun: fork: %s\n", strerror(fork_errno));
-        return RUN_EXIT_LAUNCHER;
-    }
-    setpgid(pid, pid); /* also done by the child: whichever runs first */
-    pe->pid = pid;
-    job->live++;
-    struct run_child_report rep;
-    ssize_t n;
-    while ((n = read(report[0], &rep, sizeof(rep))) < 0 && errno == EINTR) {}
-    close(report[0]);
-    if (n == (ssize_t)sizeof(rep)) return run_report_child_failure(job, path, rank, &rep);
-    if (job->opts.verbose) fprintf(stderr, "gshmemrun: started PE %d (pid %ld)\n", rank, (long)pid);
-    return 0;
-}
-
-static void run_signal_all(struct run_job *job, int sig)
-{
-    for (long r = 0; r < job->opts.np; r++)
-        if (job->pes[r].pid > 0) kill(-job->pes[r].pid, sig); /* the PE's whole process group */
-}
-
-/* The job is over: SIGTERM everyone now, SIGKILL after the grace period. */
-static void run_terminate(struct run_job *job)
-{
-    if (job->kill_at >= 0) return;
-    run_signal_all(job, SIGTERM);
-    job->kill_at = gshmemi_wire_now_ms() + (int64_t)(job->opts.grace * 1000.0);
-}
-
-static void run_write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return; /* our stdout is gone: drop the output */
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
-static void run_emit_line(int rank, int fd, const char *line, size_t len)
-{
-    char prefix[32];
-    int n = snprintf(prefix, sizeof(prefix), "[%d] ", rank);
-    run_write_all(fd, prefix, (size_t)n);
-    run_write_all(fd, line, len);
-    if (len == 0 || line[len - 1] != '\n') run_write_all(fd, "\n", 1);
-}
-
-/* Reads what a PE wrote and prints its complete lines; on EOF flushes the last partial one. */
-static void run_drain_pipe(struct run_linebuf *lb)
-{
-    int rank = lb->rank;
-    ssize_t n = read(lb->fd, lb->buf + lb->len, sizeof(lb->buf) - lb->len);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (n > 0) lb->len += (size_t)n;
-    size_t start = 0;
-    for (size_t i = 0; i < lb->len; i++) {
-        if (lb->buf[i] != '\n') continue;
-        run_emit_line(rank, lb->out_fd, lb->buf + start, i + 1 - start);
-        start = i + 1;
-    }
-    memmove(lb->buf, lb->buf + start, lb->len - start);
-    lb->len -= start;
-    if ((n <= 0 && lb->len > 0) || lb->len == sizeof(lb->buf)) {
-        run_emit_line(rank, lb->out_fd, lb->buf, lb->len);
-        lb->len = 0;
-    }
-    if (n <= 0) {
-        close(lb->fd);
-        lb->fd = -1;
-    }
-}
-
-static void run_report_failure(struct run_job *job, int rank, pid_t pid, int status)
-{
-    if (WIFEXITED(status)) {
-        fprintf(stderr, "gshmemrun: PE %d (pid %ld) exited with status %d\n", rank, (long)pid, WEXITSTATUS(status));
-        job->exit_code = WEXITSTATUS(status);
-    } else {
-        int sig = WTERMSIG(status);
-        fprintf(stderr, "gshmemrun: PE %d (pid %ld) was killed by signal %d (%s)\n", rank, (long)pid, sig,
-                strsignal(sig));
-        job->exit_code = 128 + sig;
-    }
-}
-
-static void run_reap(struct run_job *job)
-{
-    int status;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        int rank = -1;
-        for (long r = 0; r < job->opts.np; r++)
-            if (job->pes[r].pid == pid) rank = (int)r;
-        if (rank < 0 || job->pes[rank].reaped) continue;
-        job->pes[rank].reaped = 1;
-        job->live--;
-        int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok && !job->failed) {
-            job->failed = 1;
-            run_report_failure(job, rank, pid, status);
-            run_terminate(job);
-        } else if (job->opts.verbose) {
-            int exited = WIFEXITED(status);
-            fprintf(stderr, "gshmemrun: PE %d (pid %ld) ended (%s %d)\n", rank, (long)pid, exited ? "status" : "signal",
-                    exited ? WEXITSTATUS(status) : WTERMSIG(status));
-        }
-    }
-    if (job->live == 0 && job->drain_at < 0) job->drain_at = gshmemi_wire_now_ms() + RUN_DRAIN_MS;
-}
-
 static void run_handle_signals(struct run_job *job)
 {
     struct signalfd_siginfo si;
@@ -490,6 +269,7 @@ static void run_handle_signals(struct run_job *job)
 static int run_deadlines(struct run_job *job)
 {
     int64_t now = gshmemi_wire_now_ms();
+    if (job->failed) job->timeout_at = -1; /* the first failure's status stands */
     if (job->timeout_at >= 0 && now >= job->timeout_at && job->live > 0) {
         fprintf(stderr, "gshmemrun: timeout after %g s: terminating %d running PE%s\n", job->opts.timeout, job->live,
                 job->live == 1 ? "" : "s");
@@ -515,35 +295,39 @@ static int run_deadlines(struct run_job *job)
 static void run_flush_leftovers(struct run_job *job)
 {
     for (long r = 0; r < job->opts.np; r++) {
+        run_output_close(&job->pes[r].out);
+        run_output_close(&job->pes[r].err);
+    }
+    run_input_destroy(&job->input);
+}
+
+/* The PEs' open output pipes into pfds/bufs from index n; returns the new count. */
+static nfds_t run_output_pollfds(struct run_job *job, struct pollfd *pfds, struct run_linebuf **bufs, nfds_t n)
+{
+    for (long r = 0; r < job->opts.np; r++) {
         struct run_linebuf *lbs[2] = {&job->pes[r].out, &job->pes[r].err};
         for (int k = 0; k < 2; k++) {
-            if (lbs[k]->len > 0) run_emit_line(lbs[k]->rank, lbs[k]->out_fd, lbs[k]->buf, lbs[k]->len);
-            lbs[k]->len = 0;
-            if (lbs[k]->fd >= 0) close(lbs[k]->fd);
-            lbs[k]->fd = -1;
+            if (lbs[k]->fd < 0) continue;
+            bufs[n] = lbs[k];
+            pfds[n++] = (struct pollfd){.fd = lbs[k]->fd, .events = POLLIN};
         }
     }
+    return n;
 }
 
 static int run_event_loop(struct run_job *job)
 {
-    size_t max = 1 + 2 * (size_t)job->opts.np;
+    size_t max = 3 + 2 * (size_t)job->opts.np;
     struct pollfd *pfds = calloc(max, sizeof(*pfds));
     struct run_linebuf **bufs = calloc(max, sizeof(*bufs));
     if (pfds == NULL || bufs == NULL) return RUN_EXIT_LAUNCHER;
     for (;;) {
         run_reap(job);
         int timeout_ms = run_deadlines(job);
-        nfds_t n = 0;
-        pfds[n++] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
-        for (long r = 0; r < job->opts.np; r++) {
-            struct run_linebuf *lbs[2] = {&job->pes[r].out, &job->pes[r].err};
-            for (int k = 0; k < 2; k++) {
-                if (lbs[k]->fd < 0) continue;
-                bufs[n] = lbs[k];
-                pfds[n++] = (struct pollfd){.fd = lbs[k]->fd, .events = POLLIN};
-            }
-        }
+        if (job->live == 0) run_input_destroy(&job->input);
+        pfds[0] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
+        nfds_t nin = run_input_pollfds(&job->input, pfds + 1, &timeout_ms);
+        nfds_t n = run_output_pollfds(job, pfds, bufs, 1 + nin);
         int draining_done = job->drain_at >= 0 && gshmemi_wire_now_ms() >= job->drain_at;
         if (job->live == 0 && (n == 1 || draining_done)) break;
         if (poll(pfds, n, timeout_ms) < 0 && errno != EINTR) {
@@ -551,8 +335,9 @@ static int run_event_loop(struct run_job *job)
             break;
         }
         if (pfds[0].revents) run_handle_signals(job);
-        for (nfds_t i = 1; i < n; i++)
-            if (pfds[i].revents) run_drain_pipe(bufs[i]);
+        if (nin > 0) run_input_service(&job->input, pfds + 1, nin);
+        for (nfds_t i = 1 + nin; i < n; i++)
+            if (pfds[i].revents) run_output_drain(bufs[i]);
     }
     run_flush_leftovers(job);
     free(pfds);
@@ -596,24 +381,6 @@ static int run_start_root(struct run_job *job, const char *job_id, struct gshmem
     return 0;
 }
 
-/* Starts every PE; on a failure kills the ones already started and returns the status. */
-static int run_spawn_all(struct run_job *job, const char *path, char **env, int rank_slot)
-{
-    for (long r = 0; r < job->opts.np; r++) {
-        char rank_var[48];
-        snprintf(rank_var, sizeof(rank_var), "GSHMEM_RANK=%ld", r);
-        env[rank_slot] = rank_var; /* copied into the child by fork */
-        int rc = run_spawn(job, path, env, (int)r);
-        if (rc != 0) {
-            run_signal_all(job, SIGKILL);
-            while (job->live > 0 && wait(NULL) > 0) job->live--;
-            return rc;
-        }
-    }
-    env[rank_slot] = NULL;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     struct run_job job = {.timeout_at = -1, .kill_at = -1, .drain_at = -1, .sigfd = -1};
@@ -645,9 +412,13 @@ int main(int argc, char **argv)
         rc = RUN_EXIT_LAUNCHER;
     } else {
         if (job.opts.timeout > 0) job.timeout_at = gshmemi_wire_deadline(job.opts.timeout);
+        job.root = root;
+        job.relay_out = job.opts.tag_output || isatty(STDOUT_FILENO);
+        job.relay_err = job.opts.tag_output || isatty(STDERR_FILENO);
         rc = run_spawn_all(&job, path, env, rank_slot);
         if (rc == 0) rc = run_event_loop(&job);
     }
+    run_input_destroy(&job.input);
     gshmemi_tcp_root_stop(root);
     gshmemi_tcp_root_join(root);
     gshmemi_tcp_root_destroy(root);

@@ -86,6 +86,71 @@ static int pe_barrier_die(void)
     return rc == 0; /* success here means the bootstrap released us with an error */
 }
 
+/* PE `who` leaves at once without joining (exit 0); the others' barrier must fail soon. */
+static int pe_exit_early(int who)
+{
+    struct gshmemi_env env;
+    struct gshmemi_bootstrap bs;
+    if (pe_rank() == who) return 0;
+    if (pe_bootstrap(&env, &bs)) return 1;
+    int rc = bs.ops->barrier(&bs);
+    printf("PE %d: barrier returned %s\n", bs.rank, gshmemx_status_name(rc));
+    fflush(stdout);
+    gshmemi_bootstrap_fini(&bs);
+    return rc != 0;
+}
+
+/* PE `who` never joins and stays; the others time out (GSHMEM_TIMEOUT) and leave. */
+static int pe_never_join(int who)
+{
+    struct gshmemi_env env;
+    struct gshmemi_bootstrap bs;
+    if (pe_rank() == who) {
+        sleep(30);
+        return 0;
+    }
+    if (pe_bootstrap(&env, &bs)) return 1;
+    gshmemi_bootstrap_fini(&bs);
+    return 0;
+}
+
+/* PE 0 reads one line of stdin; the others find theirs empty. */
+static int pe_read_stdin(void)
+{
+    char line[256];
+    if (fgets(line, sizeof(line), stdin) == NULL) {
+        printf("PE %d read: EOF\n", pe_rank());
+        return pe_rank() == 0;
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    printf("PE %d read: %s\n", pe_rank(), line);
+    return pe_rank() != 0;
+}
+
+/* PE 1 leaves a child behind in its process group that says whether SIGTERM reached it. */
+static void pe_orphan_on_term(int sig)
+{
+    (void)sig;
+    static const char msg[] = "orphan got SIGTERM\n";
+    ssize_t rc = write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+    (void)rc;
+}
+
+static int pe_orphan(void)
+{
+    if (pe_rank() == 0) {
+        sleep(1);
+        return 5;
+    }
+    if (fork() == 0) {
+        signal(SIGTERM, pe_orphan_on_term);
+        sleep(3);
+        printf("orphan done\n");
+        return 0;
+    }
+    return 0;
+}
+
 static volatile sig_atomic_t pe_got_term;
 
 static void pe_on_term(int sig)
@@ -142,6 +207,27 @@ int main(int argc, char **argv)
         sleep(30);
         return 0;
     }
+    if (!strcmp(mode, "exit_deaf") && argc > 3) { /* exit_deaf CODE RANK: the others ignore SIGTERM */
+        signal(SIGTERM, SIG_IGN);
+        if (rank == atoi(argv[3])) return atoi(argv[2]);
+        sleep(30);
+        return 0;
+    }
+    if (!strcmp(mode, "stop") && argc > 2) { /* stop RANK */
+        if (rank == atoi(argv[2])) raise(SIGSTOP);
+        sleep(30);
+        return 0;
+    }
+    if (!strcmp(mode, "pid_sleep")) {
+        printf("PE %d pid %ld\n", rank, (long)getpid());
+        fflush(stdout);
+        sleep(30);
+        return 0;
+    }
+    if (!strcmp(mode, "exit_early") && argc > 2) return pe_exit_early(atoi(argv[2]));
+    if (!strcmp(mode, "never_join") && argc > 2) return pe_never_join(atoi(argv[2]));
+    if (!strcmp(mode, "read_stdin")) return pe_read_stdin();
+    if (!strcmp(mode, "orphan")) return pe_orphan();
     if (!strcmp(mode, "sleep") && argc > 2) {
         sleep((unsigned)atoi(argv[2]));
         return 0;

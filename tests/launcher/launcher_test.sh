@@ -52,6 +52,25 @@ needs_binding() {
     echo "SKIP [$CASE]: gshmemrun was built without hwloc"
     exit 77
 }
+# in_tty CMD: runs the shell command CMD on a fresh pseudo-terminal (util-linux script), stdin
+# from this script's stdin; sets RC and ELAPSED_MS; output (with \r removed) in $OUT.
+in_tty() {
+    command -v script >/dev/null || { echo "SKIP [$CASE]: no script(1) for a terminal"; exit 77; }
+    local t0
+    t0=$(now_ms)
+    script -qec "$1" /dev/null >"$TMP/tty" 2>"$ERR"
+    RC=$?
+    ELAPSED_MS=$(( $(now_ms) - t0 ))
+    tr -d '\r' <"$TMP/tty" >"$OUT"
+}
+# wait_for FILE PATTERN COUNT: up to 10 s for COUNT lines matching PATTERN.
+wait_for() {
+    for _ in $(seq 100); do
+        [ "$(grep -Ec -- "$2" "$1")" -ge "$3" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 cpu_nodes() {
     for d in /sys/devices/system/node/node[0-9]*; do [ -n "$(cat "$d/cpulist")" ] && echo "${d##*node}"; done | sort -n
 }
@@ -122,6 +141,93 @@ signal_forwarding)
     expect_rc 0
     expect_line "$OUT" '^PE 0 got SIGTERM$'
     expect_line "$OUT" '^PE 1 got SIGTERM$'
+    ;;
+grace_kill)
+    # PE 0 ignores SIGTERM: killed after the grace period; PE 1's status stands.
+    run --grace 1 -n 2 "$PE" exit_deaf 3 1
+    expect_rc 3
+    expect_line "$ERR" '^gshmemrun: PE 1 \(pid [0-9]+\) exited with status 3$'
+    expect_count "$ERR" '^gshmemrun: PE' 1
+    [ "$ELAPSED_MS" -ge 900 ] || fail "ended after ${ELAPSED_MS} ms, before the grace period"
+    expect_faster 6000
+    ;;
+timeout_after_failure)
+    # The timeout fires inside the grace period of an earlier failure: the failure's status wins.
+    run --timeout 1 --grace 4 -n 2 "$PE" exit_deaf 3 1
+    expect_rc 3
+    expect_line "$ERR" '^gshmemrun: PE 1 \(pid [0-9]+\) exited with status 3$'
+    expect_count "$ERR" 'timeout' 0
+    [ "$ELAPSED_MS" -ge 3500 ] || fail "ended after ${ELAPSED_MS} ms, before the grace period"
+    expect_faster 9000
+    ;;
+stopped_pe)
+    run --timeout 20 --grace 1 -n 2 "$PE" stop 1
+    expect_rc $(( 128 + $(kill -l STOP) ))
+    expect_line "$ERR" '^gshmemrun: PE 1 \(pid [0-9]+\) stopped by signal SIGSTOP$'
+    expect_faster 8000
+    ;;
+tty_stdin)
+    # PEs are in background process groups: reading the terminal themselves would stop them.
+    in_tty "printf 'typed line\\n' | script -qec '$RUN --timeout 10 -n 2 $PE read_stdin' /dev/null"
+    expect_rc 0
+    expect_line "$OUT" '^PE 0 read: typed line$'
+    expect_line "$OUT" '^PE 1 read: EOF$'
+    expect_faster 8000
+    ;;
+tty_stdin_eof)
+    in_tty "$RUN --timeout 10 -n 1 $PE read_stdin < /dev/null"
+    expect_rc 1 # not a terminal: PE 0 reads /dev/null directly
+    expect_line "$OUT" '^PE 0 read: EOF$'
+    ;;
+tty_tostop)
+    # With tostop, a background process group writing to the terminal is stopped.
+    in_tty "stty tostop; $RUN --timeout 10 -n 2 $PE hello"
+    expect_rc 0
+    for r in 0 1; do
+        expect_line "$OUT" "^hello from PE $r\$"
+        expect_line "$OUT" "err from PE $r\$"
+    done
+    expect_faster 8000
+    ;;
+exit_before_join)
+    # PE 1 exits 0 without ever joining: the others must not wait out GSHMEM_TIMEOUT.
+    run -n 3 -x GSHMEM_TIMEOUT=30 "$PE" exit_early 1
+    expect_rc 1
+    # From the root when the others had joined, else in their refusal.
+    expect_line "$ERR" 'PE 1 exited with status 0 without joining the job'
+    expect_count "$ERR" '^gshmemrun: PE' 1
+    expect_faster 10000
+    ;;
+missing_contributors)
+    # PE 2 never joins; when the others give up, the root names who was missing.
+    run -n 3 -x GSHMEM_TIMEOUT=1 "$PE" never_join 2
+    expect_rc 1
+    expect_line "$ERR" 'bootstrap root: allgather round 1 was waiting for 1 of 3 PEs: PE 2$'
+    expect_faster 10000
+    ;;
+signals_only_live_pes)
+    # PE 1 exits 0 early, leaving a process in its group; PE 0's failure must not signal that group.
+    run -n 2 "$PE" orphan
+    expect_rc 5
+    wait_for "$OUT" '^orphan done$' 1 || fail "the orphan never finished"
+    expect_count "$OUT" 'orphan got SIGTERM' 0
+    ;;
+launcher_killed)
+    # gshmemrun dies by SIGKILL: its PEs must die with it.
+    "$RUN" -n 2 "$PE" pid_sleep >"$OUT" 2>"$ERR" &
+    pid=$!
+    wait_for "$OUT" '^PE [01] pid [0-9]+$' 2 || { kill -KILL $pid; fail "PEs never started"; }
+    kill -KILL $pid
+    wait $pid
+    pids=$(awk '/^PE [01] pid/ { print $4 }' "$OUT")
+    for _ in $(seq 30); do
+        alive=0
+        for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ $alive -eq 0 ] && break
+        sleep 0.1
+    done
+    for p in $pids; do kill -KILL "$p" 2>/dev/null; done
+    [ $alive -eq 0 ] || fail "PEs $pids outlived gshmemrun"
     ;;
 bootstrap_peer_death)
     # The others ignore SIGTERM and the grace period is long: only the bootstrap can release them.

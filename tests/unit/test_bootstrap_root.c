@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -109,7 +110,7 @@ static void raw_expect(int fd, unsigned type)
 
 /* ---- real clients, one thread each ---- */
 
-enum client_op { OP_ALLGATHER, OP_MISMATCH, OP_ABORT, OP_BARRIER, OP_CHECK_UNTIL_ABORT, OP_NODES };
+enum client_op { OP_ALLGATHER, OP_MISMATCH, OP_ABORT, OP_BARRIER, OP_CHECK_UNTIL_ABORT, OP_NODES, OP_INIT_ONLY };
 
 struct client {
     pthread_t thread;
@@ -174,6 +175,7 @@ static int client_run_op(struct client *c)
         }
         return 0;
     case OP_NODES: return bs->ops->barrier(bs);
+    case OP_INIT_ONLY: return 0;
     }
     return -1;
 }
@@ -392,6 +394,37 @@ Test(root_job, missing_pe_is_a_timeout)
     cr_assert_lt(waited, 3000, "waited %ld ms", (long)waited);
 }
 
+/* The launcher says PE 2's process ended before it ever connected: the others are released. */
+Test(root_job, rank_gone_before_joining_releases_the_others)
+{
+    struct client cs[2] = {0};
+    int64_t t0 = gshmemi_wire_now_ms();
+    clients_start(cs, 2, 0, 3, OP_BARRIER, 20);
+    usleep(200000);
+    gshmemi_tcp_root_rank_gone(root, 2, 0); /* exited with status 0 */
+    clients_join(cs, 2);
+    cr_assert_eq(cs[0].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[0].rc));
+    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[1].rc));
+    cr_assert_lt(gshmemi_wire_now_ms() - t0, 5000);
+}
+
+/* PE 2 finalized (BYE), then its process ended: the job goes on and ends cleanly. */
+Test(root_job, rank_gone_after_bye_is_fine)
+{
+    struct client cs[3] = {0};
+    clients_start(cs, 2, 0, 3, OP_CHECK_UNTIL_ABORT, 10);
+    clients_start(cs + 2, 1, 2, 3, OP_INIT_ONLY, 10);
+    pthread_join(cs[2].thread, NULL);
+    cr_assert_eq(cs[2].rc, 0, "%s", gshmemx_status_name(cs[2].rc));
+    gshmemi_tcp_root_rank_gone(root, 2, 0);
+    pthread_join(cs[0].thread, NULL);
+    pthread_join(cs[1].thread, NULL);
+    cr_assert_eq(cs[0].rc, 0, "%s", gshmemx_status_name(cs[0].rc));
+    cr_assert_eq(cs[1].rc, 0, "%s", gshmemx_status_name(cs[1].rc));
+    cr_assert_eq(gshmemi_tcp_root_join(root), 0, "every PE left after BYE: the root ends cleanly");
+    cr_assert_eq(gshmemi_tcp_root_start_thread(root), 0); /* for the fixture's stop and join */
+}
+
 Test(root_job, node_local_view)
 {
     struct client cs[3] = {{.node_id = "node-b"}, {.node_id = "node-a"}, {.node_id = "node-b"}};
@@ -480,4 +513,78 @@ Test(bootstrap_select, unreachable_root_times_out)
     cr_assert_eq(gshmemi_bootstrap_init(&env, &bs), GSHMEMX_ERR_TIMEOUT);
     cr_assert_lt(gshmemi_wire_now_ms() - t0, 3000);
     close(fd);
+}
+
+/* Every PE of a large job connects before any says HELLO: none may be turned away. */
+static void root_up_burst(void)
+{
+    root_up(100);
+}
+
+TestSuite(root_burst, .init = root_up_burst, .fini = root_down, .timeout = 30);
+
+Test(root_burst, every_pe_connecting_at_once_is_served)
+{
+    enum { N = 100 };
+    int fds[N];
+    for (int r = 0; r < N; r++) fds[r] = raw_connect();
+    usleep(100000); /* the root has accepted them all, none has spoken */
+    for (int r = 0; r < N; r++) raw_hello(fds[r], r, N, JOB);
+    for (int r = 0; r < N; r++) raw_expect(fds[r], GSHMEMI_WIRE_WELCOME);
+    for (int r = 0; r < N; r++) close(fds[r]);
+}
+
+/* A root that closes the first connection before WELCOME, then serves a 1-PE job. */
+static void *fake_root_main(void *arg)
+{
+    int lfd = *(int *)arg, fd;
+    struct gshmemi_wire_header h;
+    void *payload = NULL;
+    uint8_t welcome[GSHMEMI_WIRE_WELCOME_SIZE] = {1};
+    char e[GSHMEMI_WIRE_ERR_MAX];
+    fd = accept(lfd, NULL, NULL);
+    gshmemi_wire_recv(fd, &h, &payload, gshmemi_wire_deadline(5), "PE", e, sizeof(e));
+    free(payload);
+    close(fd);
+    fd = accept(lfd, NULL, NULL);
+    gshmemi_wire_recv(fd, &h, &payload, gshmemi_wire_deadline(5), "PE", e, sizeof(e));
+    free(payload);
+    gshmemi_wire_header_init(&h, GSHMEMI_WIRE_WELCOME, GSHMEMI_WIRE_ROOT, 0, sizeof(welcome));
+    gshmemi_wire_send(fd, &h, welcome, gshmemi_wire_deadline(5), "PE", e, sizeof(e));
+    /* The node-id allgather of one PE: the result is its own contribution. */
+    if (gshmemi_wire_recv(fd, &h, &payload, gshmemi_wire_deadline(5), "PE", e, sizeof(e)) == 0) {
+        gshmemi_wire_header_init(&h, GSHMEMI_WIRE_RESULT, GSHMEMI_WIRE_ROOT, h.seq, h.length);
+        gshmemi_wire_send(fd, &h, payload, gshmemi_wire_deadline(5), "PE", e, sizeof(e));
+        free(payload);
+    }
+    char c;
+    while (read(fd, &c, 1) > 0) {} /* BYE, then the client closes */
+    close(fd);
+    return NULL;
+}
+
+TestSuite(client_join, .timeout = 20);
+
+Test(client_join, connects_again_when_closed_before_welcome)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sa);
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    cr_assert_eq(listen(lfd, 4), 0);
+    getsockname(lfd, (struct sockaddr *)&sa, &sl);
+    pthread_t fake;
+    cr_assert_eq(pthread_create(&fake, NULL, fake_root_main, &lfd), 0);
+    char addr[64];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+    struct gshmemi_env env = {.bootstrap = GSHMEMI_BOOTSTRAP_TCP, .bootstrap_root = addr, .rank = 0, .nranks = 1,
+                              .node_id = "n", .job_id = JOB, .timeout = 5};
+    struct gshmemi_bootstrap bs;
+    int rc = gshmemi_bootstrap_init(&env, &bs);
+    cr_assert_eq(rc, 0, "%s", gshmemx_status_name(rc));
+    cr_assert_eq(bs.rank, 0);
+    gshmemi_bootstrap_fini(&bs);
+    pthread_join(fake, NULL);
+    close(lfd);
 }

@@ -1,0 +1,152 @@
+/* PE output to gshmemrun's stdout/stderr, and gshmemrun's terminal stdin to PE 0. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launcher/run.h"
+
+/* While in the background, how often to look whether the terminal came back. */
+#define RUN_INPUT_RECHECK_MS 250
+
+static void run_write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return; /* our stdout is gone: drop the output */
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void run_emit_line(int rank, int fd, const char *line, size_t len)
+{
+    char prefix[32];
+    int n = snprintf(prefix, sizeof(prefix), "[%d] ", rank);
+    run_write_all(fd, prefix, (size_t)n);
+    run_write_all(fd, line, len);
+    if (len == 0 || line[len - 1] != '\n') run_write_all(fd, "\n", 1);
+}
+
+/* Prints the complete lines in lb; with `flush`, the last partial one too. */
+static void run_emit_lines(struct run_linebuf *lb, int flush)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < lb->len; i++) {
+        if (lb->buf[i] != '\n') continue;
+        run_emit_line(lb->rank, lb->out_fd, lb->buf + start, i + 1 - start);
+        start = i + 1;
+    }
+    memmove(lb->buf, lb->buf + start, lb->len - start);
+    lb->len -= start;
+    if ((flush && lb->len > 0) || lb->len == sizeof(lb->buf)) {
+        run_emit_line(lb->rank, lb->out_fd, lb->buf, lb->len);
+        lb->len = 0;
+    }
+}
+
+void run_output_drain(struct run_linebuf *lb)
+{
+    ssize_t n = read(lb->fd, lb->buf + lb->len, sizeof(lb->buf) - lb->len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n > 0) lb->len += (size_t)n;
+    if (lb->tag) {
+        run_emit_lines(lb, n <= 0);
+    } else {
+        run_write_all(lb->out_fd, lb->buf, lb->len);
+        lb->len = 0;
+    }
+    if (n <= 0) {
+        close(lb->fd);
+        lb->fd = -1;
+    }
+}
+
+void run_output_close(struct run_linebuf *lb)
+{
+    if (lb->len > 0) {
+        if (lb->tag) run_emit_line(lb->rank, lb->out_fd, lb->buf, lb->len);
+        else run_write_all(lb->out_fd, lb->buf, lb->len);
+    }
+    lb->len = 0;
+    if (lb->fd >= 0) close(lb->fd);
+    lb->fd = -1;
+}
+
+int run_input_create(struct run_input *in, int *pe0_stdin)
+{
+    int fds[2];
+    *in = (struct run_input){.src = -1, .pipe_w = -1};
+    *pe0_stdin = -1;
+    if (!isatty(STDIN_FILENO)) return 0;
+    if (pipe2(fds, O_CLOEXEC) != 0 || fcntl(fds[1], F_SETFL, O_NONBLOCK) != 0) {
+        fprintf(stderr, "gshmemrun: pipe for stdin: %s\n", strerror(errno));
+        return -1;
+    }
+    /* Reading the terminal from the background then fails with EIO instead of stopping us. */
+    signal(SIGTTIN, SIG_IGN);
+    in->src = STDIN_FILENO;
+    in->pipe_w = fds[1];
+    *pe0_stdin = fds[0];
+    return 0;
+}
+
+void run_input_destroy(struct run_input *in)
+{
+    if (in->pipe_w >= 0) close(in->pipe_w);
+    in->pipe_w = -1;
+    in->src = -1;
+}
+
+nfds_t run_input_pollfds(struct run_input *in, struct pollfd *pfds, int *timeout_ms)
+{
+    if (in->pipe_w < 0) return 0;
+    /* POLLERR on the write end says PE 0 closed its stdin or exited. */
+    pfds[0] = (struct pollfd){.fd = in->pipe_w, .events = in->len > 0 ? POLLOUT : 0};
+    if (in->eof || in->len == sizeof(in->buf)) return 1;
+    pid_t foreground = tcgetpgrp(in->src);
+    if (foreground < 0) { /* the terminal is gone */
+        in->eof = 1;
+        return 1;
+    }
+    if (foreground != getpgrp()) { /* a background job: the terminal is not ours to read */
+        if (*timeout_ms < 0 || *timeout_ms > RUN_INPUT_RECHECK_MS) *timeout_ms = RUN_INPUT_RECHECK_MS;
+        return 1;
+    }
+    pfds[1] = (struct pollfd){.fd = in->src, .events = POLLIN};
+    return 2;
+}
+
+static void run_input_flush(struct run_input *in)
+{
+    while (in->len > 0) {
+        ssize_t n = write(in->pipe_w, in->buf, in->len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return;
+        if (n <= 0) { /* EPIPE: PE 0 will read no more */
+            run_input_destroy(in);
+            return;
+        }
+        memmove(in->buf, in->buf + n, in->len - (size_t)n);
+        in->len -= (size_t)n;
+    }
+    if (in->eof) run_input_destroy(in);
+}
+
+void run_input_service(struct run_input *in, const struct pollfd *pfds, nfds_t n)
+{
+    if (n > 1 && (pfds[1].revents & (POLLERR | POLLHUP | POLLNVAL))) {
+        in->eof = 1; /* the terminal hung up */
+    } else if (n > 1 && pfds[1].revents) {
+        ssize_t got = read(in->src, in->buf + in->len, sizeof(in->buf) - in->len);
+        if (got > 0) in->len += (size_t)got;
+        else if (got == 0 || (errno != EINTR && errno != EAGAIN && errno != EIO)) in->eof = 1;
+    }
+    if (n > 0 && (pfds[0].revents & (POLLERR | POLLHUP)) && in->len == 0) {
+        run_input_destroy(in);
+        return;
+    }
+    run_input_flush(in);
+}
