@@ -1,0 +1,79 @@
+/* The rendezvous server's state, shared by its event loop (tcp_root.c) and its
+ * set-up (tcp_root_setup.c). Internal to the tcp bootstrap. */
+#ifndef GSHMEMI_TCP_ROOT_IMPL_H
+#define GSHMEMI_TCP_ROOT_IMPL_H
+
+#include "bootstrap/tcp_root.h"
+#include "bootstrap/wire.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Connections that may wait for their HELLO beyond the job's own nranks: a burst of
+ * every PE at once is always served, strangers cannot take more than this. */
+#define ROOT_PENDING_MAX 64
+#define ROOT_PEER_MAX 160
+#define ROOT_ABORT_SEND_TIMEOUT_S 1.0
+
+struct root_conn {
+    int fd; /* -1: free slot */
+    int rank; /* -1 until its HELLO is accepted */
+    int bye;
+    int64_t hello_deadline;
+    char peer[ROOT_PEER_MAX];
+    uint8_t hdr_buf[GSHMEMI_WIRE_HEADER_SIZE];
+    size_t hdr_got;
+    int have_hdr;
+    struct gshmemi_wire_header hdr;
+    uint8_t *payload;
+    size_t payload_got;
+};
+
+struct gshmemi_tcp_root {
+    int nranks;
+    double timeout;
+    char job_id[GSHMEMI_WIRE_NAME_MAX];
+    char address[GSHMEMI_WIRE_NAME_MAX + 16];
+    int port;
+    int listen_fd;
+    int stop_pipe[2];   /* wakes run: a stop request or gone ranks */
+    atomic_int stopping;
+    pthread_mutex_t gone_lock; /* guards gone_queue, filled by the launcher's thread */
+    int *gone_queue;           /* pairs of rank, wait status */
+    int ngone_queued;
+    char *rank_gone;           /* the rank's process ended */
+    struct root_conn *conns;
+    int nslots;
+    int *slot_of_rank; /* -1: not connected */
+    char *rank_seen;   /* the rank's HELLO was accepted once */
+    char *rank_left;   /* the rank said BYE */
+    int nleft;         /* ranks whose connection closed after BYE */
+    int failed;        /* the job was aborted: nonzero status */
+    char abort_reason[96]; /* why, for PEs that come later */
+    /* current allgather round */
+    uint32_t seq;
+    uint8_t **contrib;
+    int ncontrib;
+    uint32_t round_len;
+    int round_first;
+    int round_status; /* nonzero: the round failed; round_msg says why */
+    int round_doomed; /* it can never complete: PEs were told already */
+    char round_msg[GSHMEMI_WIRE_MSG_MAX];
+    pthread_t thread;
+    int thread_started;
+    int thread_result;
+};
+
+static inline void root_conn_reset(struct root_conn *c)
+{
+    free(c->payload);
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    c->rank = -1;
+}
+
+#endif
