@@ -119,32 +119,44 @@ __device__ __forceinline__ void copy_words(W *dst, const W *src, size_t words, u
     for (; i < words; i += size) dst[i] = src[i];
 }
 
+/* Copies n < 16 bytes (or a head/tail) with the widest accesses the common alignment
+ * of dst and src allows; one thread. */
+__device__ __forceinline__ void copy_small(char *dst, const char *src, size_t n)
+{
+    while (n) {
+        uintptr_t a = (uintptr_t)dst | (uintptr_t)src;
+        if (n >= 8 && (a & 7) == 0) {
+            *(unsigned long long *)dst = *(const unsigned long long *)src;
+            dst += 8, src += 8, n -= 8;
+        } else if (n >= 4 && (a & 3) == 0) {
+            *(unsigned *)dst = *(const unsigned *)src;
+            dst += 4, src += 4, n -= 4;
+        } else if (n >= 2 && (a & 1) == 0) {
+            *(unsigned short *)dst = *(const unsigned short *)src;
+            dst += 2, src += 2, n -= 2;
+        } else {
+            *dst++ = *src++;
+            n--;
+        }
+    }
+}
+
 /* Copies n bytes spread over a group: the widest word (16, 8, 4 bytes) that dst and src
- * share the alignment of, after a head of single bytes; the tail in narrower words. */
+ * share the alignment of; the head up to that alignment and the tail go to thread 0. */
 __device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsigned rank, unsigned size)
 {
     uintptr_t rel = (uintptr_t)dst ^ (uintptr_t)src;
     size_t word = (rel & 15) == 0 ? 16 : (rel & 7) == 0 ? 8 : (rel & 3) == 0 ? 4 : 1;
     size_t head = (word - ((uintptr_t)dst & (word - 1))) & (word - 1);
     if (head > n) head = n;
-    for (size_t i = rank; i < head; i += size) dst[i] = src[i];
+    if (rank == 0) copy_small(dst, src, head);
     dst += head, src += head, n -= head;
     size_t body = n / word;
     if (word == 16) copy_words((int4 *)dst, (const int4 *)src, body, rank, size);
     else if (word == 8) copy_words((unsigned long long *)dst, (const unsigned long long *)src, body, rank, size);
     else if (word == 4) copy_words((unsigned *)dst, (const unsigned *)src, body, rank, size);
     else copy_words(dst, src, body, rank, size);
-    dst += body * word, src += body * word, n -= body * word;
-    /* Fewer than `word` bytes left, at an address aligned to `word`. */
-    if (n >= 8) {
-        if (rank == 0) *(unsigned long long *)dst = *(const unsigned long long *)src;
-        dst += 8, src += 8, n -= 8;
-    }
-    if (n >= 4) {
-        if (rank == 0) *(unsigned *)dst = *(const unsigned *)src;
-        dst += 4, src += 4, n -= 4;
-    }
-    for (size_t i = rank; i < n; i += size) dst[i] = src[i];
+    if (rank == 0) copy_small(dst + body * word, src + body * word, n - body * word);
 }
 
 /* Strided copy of nelems elements of elem bytes; strides in elements. */
