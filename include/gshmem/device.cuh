@@ -26,6 +26,8 @@
  *     (st.release.sys / red.release.sys); waits load with acquire at system scope.
  *   - Atomics are relaxed at system scope and atomic against other gshmem atomics on
  *     the same object (from any GPU or host thread of the job).
+ *   - gshmemx_put*_signal*_block of up to 16 KiB uses hardware named barrier 15 among its
+ *     first warps; do not use that barrier id around such calls.
  *   - A bad PE (out of range, or not reachable by load/store) prints a message naming
  *     both PEs and traps the kernel.
  *   - Device waits spin without a timeout: a kernel waiting for a peer that never

@@ -66,23 +66,29 @@ __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, i
     else store_release(p, signal, gpu_scope);
 }
 
-/* Below this a block's put_signal is done by its first warp alone, which then signals
- * without waiting for the rest of the block (latency); above it the whole block copies. */
-#define GSHMEMI_BLOCK_SIGNAL_WARP_BYTES 2048
+/* Up to this size a block's put_signal is copied by its first warps only (one warp per
+ * 2 KiB), which then signal after a barrier of just those warps: the rest of the block's
+ * barrier stays off the latency path. */
+#define GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES 16384
 
 template <int S>
 __device__ __forceinline__ void putmem_signal(void *dest, const void *source, size_t n, uint64_t *sig_addr,
                                               uint64_t signal, int sig_op, int pe)
 {
-    if (S == SCOPE_BLOCK && n <= GSHMEMI_BLOCK_SIGNAL_WARP_BYTES) {
-        unsigned rank = block_rank(), lanes = block_size() < 32 ? block_size() : 32;
-        if (rank < lanes) {
-            copy((char *)peer(dest, pe), (const char *)source, n, rank, lanes);
-            __syncwarp(lanes == 32 ? 0xffffffffu : (1u << lanes) - 1);
-            if (rank == 0) signal_op(sig_addr, signal, sig_op, pe);
+    if (S == SCOPE_BLOCK && n <= GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES) {
+        unsigned rank = block_rank(), size = block_size();
+        unsigned part = (unsigned)((n + 2047) / 2048) * 32;
+        if (part == 0) part = 32;
+        if (part < size) {
+            if (rank < part) {
+                copy((char *)peer(dest, pe), (const char *)source, n, rank, part);
+                if (part == 32) __syncwarp();
+                else asm volatile("bar.sync 15, %0;" ::"r"(part) : "memory"); /* the copying warps only */
+                if (rank == 0) signal_op(sig_addr, signal, sig_op, pe);
+            }
+            __syncthreads(); /* nobody returns before the source is copied */
+            return;
         }
-        __syncthreads(); /* nobody returns before the source is copied */
-        return;
     }
     copy((char *)peer(dest, pe), (const char *)source, n, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
