@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds gshmem into build/, and runs the main job:
-# the 2-PE ping-pong and bandwidth benchmarks on the host heap.
+# Installs dependencies, builds gshmem into build/, and runs the main job: the 2-PE
+# ping-pong and bandwidth benchmarks, on the GPU (2 PEs under MPS) when there is one,
+# else on the host heap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -8,7 +9,12 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build
 echo "== gshmem-info"
 build/bin/gshmem-info | head -n 9
-echo "== ping-pong (2 PEs, host heap)"
-build/bin/gshmemrun -n 2 build/bin/gshmem-perf-pingpong
-echo "== put/get bandwidth (2 PEs, host heap)"
-build/bin/gshmemrun -n 2 build/bin/gshmem-perf-bw
+if nvidia-smi -L >/dev/null 2>&1 && [ -x build/bin/gshmem-perf-gpu-latency ]; then
+  echo "== device perftests (2 PEs on GPU 0 under MPS)"
+  bash perftest/gpu/run.sh build
+else
+  echo "== ping-pong (2 PEs, host heap)"
+  build/bin/gshmemrun -n 2 build/bin/gshmem-perf-pingpong
+  echo "== put/get bandwidth (2 PEs, host heap)"
+  build/bin/gshmemrun -n 2 build/bin/gshmem-perf-bw
+fi
