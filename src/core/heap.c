@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef MFD_HUGE_2MB
@@ -173,6 +174,12 @@ int gshmemi_heap_host_accessible(const struct gshmemi_heap *heap)
 void *gshmemi_heap_map_peer(struct gshmemi_heap *heap, int fd, int local_index)
 {
     if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) return gshmemi_heap_device_map_peer(heap, fd, local_index);
+    struct stat sb = {0};
+    if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < heap->size) {
+        GSHMEMI_ERROR(HEAP, "node-local peer %d's heap file is %lld bytes, smaller than the %zu-byte heap", local_index,
+                      (long long)sb.st_size, heap->size);
+        return NULL;
+    }
     void *p = heap_map_aligned(fd, heap->size);
     if (p != MAP_FAILED) return p;
     GSHMEMI_ERROR(HEAP, "mapping node-local peer %d's %zu-byte heap failed: %s", local_index, heap->size,

@@ -28,6 +28,8 @@ struct p2p_blob {
     uint64_t heap_size;
     uint32_t heap_kind;
     int32_t device;
+    int32_t pid; /* the fd must come from this process */
+    int32_t reserved;
     unsigned char uuid[16];
     char sockname[GSHMEMI_FDPASS_NAME_LEN];
 };
@@ -83,8 +85,8 @@ static int p2p_exchange(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, c
         }
     }
     for (int i = 1; i < bs->local_nranks; i++) {
-        int pe = -1, fd = -1;
-        if (gshmemi_fdpass_recv(listen_fd, timeout_s, &pe, &fd) != 0) {
+        int pe = -1, fd = -1, pid = -1;
+        if (gshmemi_fdpass_recv(listen_fd, timeout_s, &pe, &fd, &pid) != 0) {
             GSHMEMI_ERROR(TRANSPORT, "p2p: receiving node-local heaps: %s after %d of %d peers (GSHMEM_TIMEOUT=%g)",
                           strerror(errno), i - 1, bs->local_nranks - 1, timeout_s);
             return errno == ETIMEDOUT ? GSHMEMX_ERR_TIMEOUT : GSHMEMX_ERR_PROTOCOL;
@@ -92,6 +94,13 @@ static int p2p_exchange(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, c
         int index = pe >= 0 && pe < p2p->n_pes && pe != p2p->my_pe ? p2p_local_index(bs, pe) : -1;
         if (index < 0 || p2p->base[pe]) {
             GSHMEMI_ERROR(TRANSPORT, "p2p: a heap arrived from PE %d, which is not an unmapped node-local peer", pe);
+            close(fd);
+            return GSHMEMX_ERR_PROTOCOL;
+        }
+        if (pid != blobs[pe].pid) {
+            GSHMEMI_ERROR(TRANSPORT, "p2p: a heap claiming to be PE %d's came from pid %d, but PE %d is pid %d "
+                          "(another process, or PEs in different PID namespaces sharing a network namespace)",
+                          pe, pid, pe, (int)blobs[pe].pid);
             close(fd);
             return GSHMEMX_ERR_PROTOCOL;
         }
@@ -122,7 +131,8 @@ static int p2p_connect(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, do
 {
     struct gshmemi_heap *heap = p2p->heap;
     struct p2p_blob mine = {.magic = P2P_BLOB_MAGIC, .version = P2P_BLOB_VERSION, .length = sizeof(mine),
-                            .heap_size = heap->size, .heap_kind = (uint32_t)heap->kind, .device = heap->device};
+                            .heap_size = heap->size, .heap_kind = (uint32_t)heap->kind, .device = heap->device,
+                            .pid = (int32_t)getpid()};
     memcpy(mine.uuid, heap->uuid, sizeof(mine.uuid));
     int listen_fd = -1, rc;
     if (bs->local_nranks > 1 && (listen_fd = gshmemi_fdpass_listen(mine.sockname, bs->local_nranks)) < 0) {

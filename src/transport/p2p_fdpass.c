@@ -90,7 +90,7 @@ static int fdpass_receive(int sock, int *rank, int *fd)
     return 0;
 }
 
-int gshmemi_fdpass_recv(int listen_fd, double timeout_s, int *rank, int *fd)
+int gshmemi_fdpass_recv(int listen_fd, double timeout_s, int *rank, int *fd, int *pid)
 {
     struct pollfd pfd = {listen_fd, POLLIN, 0};
     int wait_ms = timeout_s <= 0 ? -1 : timeout_s >= 2e6 ? 2000000000 : (int)(timeout_s * 1000.0);
@@ -104,6 +104,9 @@ int gshmemi_fdpass_recv(int listen_fd, double timeout_s, int *rank, int *fd)
     if (sock < 0) return -1;
     struct timeval tv = {.tv_sec = timeout_s > 0 && timeout_s < 1e9 ? (time_t)timeout_s + 1 : 0};
     setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    struct ucred cred = {0};
+    socklen_t cred_len = sizeof(cred);
+    *pid = getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) == 0 ? (int)cred.pid : -1;
     int rc = fdpass_receive(sock, rank, fd);
     int saved = errno;
     close(sock);
