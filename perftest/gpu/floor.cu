@@ -1,0 +1,108 @@
+/*
+ * gshmem-perf-gpu-floor: what the hardware and driver cost without gshmem, to place
+ * gshmem's figures against a floor measured the same day on the same GPU.
+ *   - context creation (cudaFree(0) from a fresh process; run it as an MPS client to
+ *     see the MPS cost),
+ *   - a ping-pong between two blocks of one kernel through global memory, with the
+ *     orderings a put_signal can use: plain flag, acquire polling, data then a
+ *     release-store flag (GPU and system scope), data then fence then flag.
+ * Half round trips, averaged over ITERS rounds in one kernel.
+ * usage: gshmem-perf-gpu-floor [ITERS]
+ */
+#include <cuda_runtime.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+enum { MODE_VOLATILE, MODE_ACQUIRE_POLL, MODE_RELEASE_GPU, MODE_RELEASE_SYS, MODE_FENCE_SC_GPU, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = {
+    "flag: volatile store, volatile poll", "flag: volatile store, ld.acquire.sys poll",
+    "data + st.release.gpu flag, acquire poll", "data + st.release.sys flag, acquire poll",
+    "data + fence.sc.gpu + volatile flag, acquire poll"};
+
+__device__ __forceinline__ unsigned long long poll_acquire(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void send(int mode, unsigned long long *data, unsigned long long *flag, unsigned long long v)
+{
+    if (mode >= MODE_RELEASE_GPU) *(volatile unsigned long long *)data = v;
+    switch (mode) {
+    case MODE_RELEASE_GPU: asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(flag), "l"(v) : "memory"); break;
+    case MODE_RELEASE_SYS: asm volatile("st.release.sys.global.b64 [%0], %1;" ::"l"(flag), "l"(v) : "memory"); break;
+    case MODE_FENCE_SC_GPU:
+        asm volatile("fence.sc.gpu;" ::: "memory");
+        *(volatile unsigned long long *)flag = v;
+        break;
+    default: *(volatile unsigned long long *)flag = v;
+    }
+}
+
+__device__ __forceinline__ void wait_for(int mode, unsigned long long *flag, unsigned long long v)
+{
+    if (mode == MODE_VOLATILE)
+        while (*(volatile unsigned long long *)flag < v) {
+        }
+    else
+        while (poll_acquire(flag) < v) {
+        }
+}
+
+/* Block 0 and block 1 bounce a counter; each side owns the flag it waits on. */
+__global__ void pingpong(int mode, unsigned long long *words, long iters, unsigned long long *ns)
+{
+    if (threadIdx.x != 0) return;
+    int me = blockIdx.x;
+    unsigned long long *my_flag = words + 32 * me, *peer_flag = words + 32 * (1 - me);
+    unsigned long long *peer_data = words + 64 + 32 * (1 - me);
+    unsigned long long t0 = 0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (long i = 1; i <= iters; i++) {
+        if (me == 0) {
+            send(mode, peer_data, peer_flag, (unsigned long long)i);
+            wait_for(mode, my_flag, (unsigned long long)i);
+        } else {
+            wait_for(mode, my_flag, (unsigned long long)i);
+            send(mode, peer_data, peer_flag, (unsigned long long)i);
+        }
+    }
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    if (me == 0) *ns = t1 - t0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int main(int argc, char **argv)
+{
+    long iters = argc > 1 ? atol(argv[1]) : 20000;
+    double t0 = now_ms();
+    if (cudaFree(0) != cudaSuccess) {
+        fprintf(stderr, "gshmem-perf-gpu-floor: no usable GPU\n");
+        return 1;
+    }
+    printf("context creation (cudaFree(0) in a fresh process): %.1f ms\n", now_ms() - t0);
+    unsigned long long *words, *ns, host_ns;
+    cudaMalloc(&words, 256 * sizeof(unsigned long long));
+    cudaMalloc(&ns, sizeof(unsigned long long));
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        cudaMemset(words, 0, 256 * sizeof(unsigned long long));
+        pingpong<<<2, 32>>>(mode, words, iters, ns);
+        cudaError_t err = cudaDeviceSynchronize();
+        cudaMemcpy(&host_ns, ns, sizeof(host_ns), cudaMemcpyDeviceToHost);
+        if (err != cudaSuccess) {
+            fprintf(stderr, "gshmem-perf-gpu-floor: %s\n", cudaGetErrorString(err));
+            return 1;
+        }
+        printf("%-52s half-RTT %.3f us\n", mode_names[mode], (double)host_ns / 1e3 / (double)iters / 2.0);
+    }
+    return 0;
+}
