@@ -15,11 +15,20 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { MODE_VOLATILE, MODE_ACQUIRE_POLL, MODE_RELEASE_GPU, MODE_RELEASE_SYS, MODE_FENCE_SC_GPU, MODE_COUNT };
+enum {
+    MODE_VOLATILE,
+    MODE_ACQUIRE_POLL,
+    MODE_RELEASE_GPU,
+    MODE_RELEASE_SYS,
+    MODE_FENCE_SC_GPU,
+    MODE_LOADED_RELEASE_GPU,
+    MODE_COUNT
+};
 static const char *const mode_names[MODE_COUNT] = {
     "flag: volatile store, volatile poll", "flag: volatile store, ld.acquire.sys poll",
     "data + st.release.gpu flag, acquire poll", "data + st.release.sys flag, acquire poll",
-    "data + fence.sc.gpu + volatile flag, acquire poll"};
+    "data + fence.sc.gpu + volatile flag, acquire poll",
+    "data loaded from memory + st.release.gpu flag"};
 
 __device__ __forceinline__ unsigned long long poll_acquire(const unsigned long long *p)
 {
@@ -28,10 +37,14 @@ __device__ __forceinline__ unsigned long long poll_acquire(const unsigned long l
     return v;
 }
 
-__device__ __forceinline__ void send(int mode, unsigned long long *data, unsigned long long *flag, unsigned long long v)
+__device__ __forceinline__ void send(int mode, unsigned long long *data, unsigned long long *flag, unsigned long long v,
+                                     const unsigned long long *src)
 {
-    if (mode >= MODE_RELEASE_GPU) *(volatile unsigned long long *)data = v;
+    /* A put reads its source from memory: the load is on the critical path too. */
+    if (mode == MODE_LOADED_RELEASE_GPU) *(volatile unsigned long long *)data = *(const volatile unsigned long long *)src + v;
+    else if (mode >= MODE_RELEASE_GPU) *(volatile unsigned long long *)data = v;
     switch (mode) {
+    case MODE_LOADED_RELEASE_GPU:
     case MODE_RELEASE_GPU: asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(flag), "l"(v) : "memory"); break;
     case MODE_RELEASE_SYS: asm volatile("st.release.sys.global.b64 [%0], %1;" ::"l"(flag), "l"(v) : "memory"); break;
     case MODE_FENCE_SC_GPU:
@@ -63,11 +76,11 @@ __global__ void pingpong(int mode, unsigned long long *words, long iters, unsign
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     for (long i = 1; i <= iters; i++) {
         if (me == 0) {
-            send(mode, peer_data, peer_flag, (unsigned long long)i);
+            send(mode, peer_data, peer_flag, (unsigned long long)i, words + 128 + 32 * me);
             wait_for(mode, my_flag, (unsigned long long)i);
         } else {
             wait_for(mode, my_flag, (unsigned long long)i);
-            send(mode, peer_data, peer_flag, (unsigned long long)i);
+            send(mode, peer_data, peer_flag, (unsigned long long)i, words + 128 + 32 * me);
         }
     }
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));

@@ -64,7 +64,11 @@ static struct perf_clock *g_clock;
 __host__ __device__ __forceinline__ long chain_next(long j, int pe) { return (5 * j + 1 + 2 * pe) % CHAIN_LEN; }
 static uint64_t sig_salt(int pe, size_t size) { return 0x5157u + (uint64_t)pe * 0x100000001ull + size * 977; }
 
-/* ---- Kernels. Thread 0 keeps the clocks: stamps[i] is iteration i's cycles. */
+/* ---- Kernels. Thread 0 keeps the clocks: stamps[i] is iteration i's cycles, for the
+ * first PERF_STAMPS_MAX iterations. They are kept in shared memory until the end: a
+ * global store per round would sit in front of the next release and be timed too. */
+#define PERF_STAMPS_MAX 4096
+#define TIMED_DECL() __shared__ unsigned long long sh_stamps[PERF_STAMPS_MAX]
 #define TIMED_START()                                                   \
     do {                                                                \
         g0 = perf_globaltimer();                                        \
@@ -73,18 +77,21 @@ static uint64_t sig_salt(int pe, size_t size) { return 0x5157u + (uint64_t)pe * 
 #define TIMED_STAMP(k)                                                  \
     do {                                                                \
         unsigned long long t_ = perf_clock64();                         \
-        stamps[k] = t_ - prev;                                          \
+        if ((k) < PERF_STAMPS_MAX) sh_stamps[k] = t_ - prev;            \
         prev = t_;                                                      \
     } while (0)
 #define TIMED_END()                                                     \
     do {                                                                \
         clk->ns = perf_globaltimer() - g0;                              \
         clk->cycles = prev - c0;                                        \
+        for (long k_ = 0; k_ < iters && k_ < PERF_STAMPS_MAX; k_++)     \
+            stamps[k_] = sh_stamps[k_];                                 \
     } while (0)
 
 __global__ void p_pingpong(int *flag, int me, int peer, long warmup, long iters, unsigned long long *stamps,
                            struct perf_clock *clk)
 {
+    TIMED_DECL();
     unsigned long long g0 = 0, c0 = 0, prev = 0;
     long total = warmup + iters;
     for (long i = 1; i <= total; i++) {
@@ -125,6 +132,7 @@ template <int S>
 __global__ void ps_pingpong(unsigned char *buf, const unsigned char *src, size_t size, uint64_t *sig, int me,
                             int peer, long warmup, long iters, unsigned long long *stamps, struct perf_clock *clk)
 {
+    TIMED_DECL();
     unsigned long long g0 = 0, c0 = 0, prev = 0;
     const bool lead = threadIdx.x == 0;
     long total = warmup + iters;
@@ -146,6 +154,7 @@ template <int GETMEM>
 __global__ void get_chain(const long *chain, int peer, long warmup, long iters, unsigned long long *stamps,
                         struct perf_clock *clk, unsigned long long *wrong)
 {
+    TIMED_DECL();
     unsigned long long g0 = 0, c0 = 0, prev = 0, bad = 0;
     long idx = 0, total = warmup + iters;
     for (long i = 0; i < total; i++) {
@@ -166,6 +175,7 @@ __global__ void get_chain(const long *chain, int peer, long warmup, long iters, 
 __global__ void fadd_chain(uint64_t *counter, int peer, long warmup, long iters, unsigned long long *stamps,
                            struct perf_clock *clk, unsigned long long *wrong)
 {
+    TIMED_DECL();
     unsigned long long g0 = 0, c0 = 0, prev = 0, bad = 0;
     uint64_t expect = 0, add = 1;
     long total = warmup + iters;
@@ -220,15 +230,17 @@ static struct perf_stats timed_stats(long iters, double scale, double *samples)
 {
     struct perf_clock clk;
     CHECK_CUDA(cudaMemcpy(&clk, g_clock, sizeof clk, cudaMemcpyDeviceToHost));
-    unsigned long long *deltas = (unsigned long long *)malloc(sizeof *deltas * (size_t)iters);
+    long n = iters < PERF_STAMPS_MAX ? iters : PERF_STAMPS_MAX; /* stamped iterations */
+    unsigned long long *deltas = (unsigned long long *)malloc(sizeof *deltas * (size_t)n);
     if (!deltas) {
         fprintf(stderr, "%s perftest: out of host memory\n", PERF_LIB);
         SHM(global_exit)(1);
     }
-    CHECK_CUDA(cudaMemcpy(deltas, g_stamps, sizeof *deltas * (size_t)iters, cudaMemcpyDeviceToHost));
-    double avg = perf_samples_us(deltas, iters, &clk, samples);
+    CHECK_CUDA(cudaMemcpy(deltas, g_stamps, sizeof *deltas * (size_t)n, cudaMemcpyDeviceToHost));
+    perf_samples_us(deltas, n, &clk, samples);
+    double avg = iters > 0 ? (double)clk.ns / 1e3 / (double)iters : 0; /* every iteration, from globaltimer */
     free(deltas);
-    return perf_summarize(samples, iters, avg, scale);
+    return perf_summarize(samples, n, avg, scale);
 }
 
 static void print_row(const struct options *o, const char *test, size_t size, const char *scope, long iters,

@@ -57,6 +57,11 @@ int gshmemi_heap_memcpy(struct gshmemi_heap *heap, size_t dst_offset, size_t src
 int gshmemi_heap_device_create(const struct gshmemi_env *env, int device, int local_rank, int local_nranks,
                                struct gshmemi_heap *heap);
 void *gshmemi_heap_device_map_peer(struct gshmemi_heap *heap, int fd, int local_index);
+/* Whether our GPU can load and store the memory of the GPU with this UUID (same GPU,
+ * or peer access over NVLink/PCIe); 0 with the reason in why when it cannot. A GPU not
+ * visible to this process counts as reachable (its mapping will tell). */
+int gshmemi_heap_device_can_reach(const struct gshmemi_heap *heap, const unsigned char uuid[16], char *why,
+                                  size_t whylen);
 void gshmemi_heap_device_unmap_peer(struct gshmemi_heap *heap, void *base);
 void gshmemi_heap_device_destroy(struct gshmemi_heap *heap);
 int gshmemi_heap_device_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len);

@@ -9,6 +9,7 @@
 
 #include <gshmem/status.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #ifdef GSHMEM_HAVE_CUDA
@@ -137,6 +138,24 @@ void *gshmemi_heap_device_map_peer(struct gshmemi_heap *heap, int fd, int local_
     return base;
 }
 
+int gshmemi_heap_device_can_reach(const struct gshmemi_heap *heap, const unsigned char uuid[16], char *why,
+                                  size_t whylen)
+{
+    if (memcmp(uuid, heap->uuid, sizeof(heap->uuid)) == 0) return 1;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) return 1;
+    for (int dev = 0; dev < count; dev++) {
+        struct cudaDeviceProp props;
+        if (cudaGetDeviceProperties(&props, dev) != cudaSuccess || memcmp(props.uuid.bytes, uuid, 16) != 0) continue;
+        int ok = 0;
+        if (cudaDeviceCanAccessPeer(&ok, heap->device, dev) == cudaSuccess && ok) return 1;
+        snprintf(why, whylen, "GPU %d cannot access GPU %d (%s) as a peer: no NVLink or PCIe peer-to-peer path",
+                 heap->device, dev, props.name);
+        return 0;
+    }
+    return 1;
+}
+
 void gshmemi_heap_device_unmap_peer(struct gshmemi_heap *heap, void *base)
 {
     heap_driver()->cuMemUnmap((CUdeviceptr)base, heap->size);
@@ -172,6 +191,13 @@ int gshmemi_heap_device_memcpy(struct gshmemi_heap *heap, size_t dst_offset, siz
     return GSHMEMX_ERR_CUDA;
 }
 #else
+int gshmemi_heap_device_can_reach(const struct gshmemi_heap *heap, const unsigned char uuid[16], char *why,
+                                  size_t whylen)
+{
+    (void)heap, (void)uuid, (void)why, (void)whylen;
+    return 1;
+}
+
 int gshmemi_heap_device_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len)
 {
     (void)heap, (void)offset, (void)value, (void)len;

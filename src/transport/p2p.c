@@ -144,6 +144,15 @@ static int p2p_connect(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, do
     else rc = bs->ops->allgather(bs, &mine, blobs, sizeof(mine));
     for (int i = 0; i < bs->local_nranks && rc == 0; i++)
         rc = p2p_check_blob(&blobs[bs->local_ranks[i]], bs->rank, bs->local_ranks[i], heap);
+    for (int i = 0; i < bs->local_nranks && rc == 0 && heap->kind == GSHMEMI_HEAP_KIND_DEVICE; i++) {
+        char why[256];
+        int pe = bs->local_ranks[i];
+        if (gshmemi_heap_device_can_reach(heap, blobs[pe].uuid, why, sizeof(why))) continue;
+        GSHMEMI_ERROR(TRANSPORT, "p2p: PE %d cannot reach node-local PE %d's device heap: %s, and this version has "
+                      "no remote transport to fall back on (one PE per GPU on GPUs that see each other, or "
+                      "GSHMEM_HEAP=host)", bs->rank, pe, why);
+        rc = GSHMEMX_ERR_NOT_SUPPORTED;
+    }
     if (rc == 0 && bs->local_nranks > 1) rc = p2p_exchange(p2p, bs, blobs, listen_fd, timeout_s);
     if (rc == 0) rc = bs->ops->barrier(bs); /* every peer has mapped our heap */
     if (listen_fd >= 0) close(listen_fd);

@@ -31,6 +31,9 @@ __global__ void smoke(int *ring, long *data, uint64_t *sig, unsigned long long *
 
 __global__ void barrier(void) { gshmemx_barrier_all_block(); }
 
+/* Which PEs the device state says share this GPU (bit per PE). */
+__global__ void same_gpu_bits(unsigned *out) { *out = gshmemi_dstate.same_gpu[0]; }
+
 int main(void)
 {
     gshmem_init();
@@ -59,6 +62,11 @@ int main(void)
         fprintf(stderr, "PE 0: counter %llu, expected %d\n", count, n * 4 * 128);
         bad++;
     }
+    unsigned *bits_d, bits = 0;
+    CHECK_CUDA(cudaMalloc(&bits_d, sizeof(unsigned)));
+    same_gpu_bits<<<1, 1>>>(bits_d);
+    CHECK_CUDA(cudaMemcpy(&bits, bits_d, sizeof(bits), cudaMemcpyDeviceToHost));
+    printf("PE %d: PEs on this GPU (bit mask): 0x%x\n", me, bits);
     printf("PE %d: smoke %s (ring %d)\n", me, bad ? "FAILED" : "ok", got_ring);
     gshmem_finalize();
     return bad ? 1 : 0;
