@@ -93,7 +93,8 @@ int main(int argc, char **argv)
     if (gpus) printf("  GPUs:         %d\n", gpus);
     else printf("  GPUs:         0 (%s)\n", why);
     if (gpus) info_gpus(gpus, &env, env_rc == 0);
-    printf("  heaps:        host (hugetlb or THP); device heap not yet implemented\n");
+    printf("  heaps:        %s\n", gshmemi_cuda_built() ? "device (CUDA VMM) when a GPU is usable, else host (hugetlb or THP)"
+                                                          : "host (hugetlb or THP); device heap needs a CUDA build");
     printf("  transports:   %s\n", GSHMEMI_BUILD_TRANSPORTS);
     printf("  bootstraps:   %s\n", GSHMEMI_BUILD_BOOTSTRAPS);
     printf("  hugepages:    %s\n", huge);
