@@ -7,13 +7,19 @@
  *     orderings a put_signal can use: plain flag, acquire polling, data then a
  *     release-store flag (GPU and system scope), data then fence then flag.
  * Half round trips, averaged over ITERS rounds in one kernel.
- * usage: gshmem-perf-gpu-floor [ITERS]
+ * With --ipc the two sides are two processes (fork before CUDA starts; the memory is
+ * shared with cudaIpcGetMemHandle), as two PEs on one GPU are; run it under MPS so both
+ * kernels run at once.
+ * usage: gshmem-perf-gpu-floor [--ipc] [ITERS]
  */
 #include <cuda_runtime.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
     MODE_VOLATILE,
@@ -65,11 +71,12 @@ __device__ __forceinline__ void wait_for(int mode, unsigned long long *flag, uns
         }
 }
 
-/* Block 0 and block 1 bounce a counter; each side owns the flag it waits on. */
-__global__ void pingpong(int mode, unsigned long long *words, long iters, unsigned long long *ns)
+/* Block 0 and block 1 bounce a counter (or, with side >= 0, this kernel's one block
+ * plays that side); each side owns the flag it waits on. */
+__global__ void pingpong(int mode, unsigned long long *words, long iters, unsigned long long *ns, int side)
 {
     if (threadIdx.x != 0) return;
-    int me = blockIdx.x;
+    int me = side >= 0 ? side : (int)blockIdx.x;
     unsigned long long *my_flag = words + 32 * me, *peer_flag = words + 32 * (1 - me);
     unsigned long long *peer_data = words + 64 + 32 * (1 - me);
     unsigned long long t0 = 0, t1;
@@ -94,8 +101,57 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* Two processes: the parent allocates and plays side 0, the child opens the memory
+ * through CUDA IPC and plays side 1; one round of every mode. */
+static int floor_ipc(long iters)
+{
+    int to_child[2], to_parent[2];
+    if (pipe(to_child) != 0 || pipe(to_parent) != 0) return 1;
+    pid_t pid = fork();
+    int side = pid == 0 ? 1 : 0;
+    unsigned long long *words = NULL, *ns, host_ns = 0;
+    cudaIpcMemHandle_t handle;
+    if (side == 0) {
+        cudaMalloc(&words, 256 * sizeof(unsigned long long));
+        cudaIpcGetMemHandle(&handle, words);
+        if (write(to_child[1], &handle, sizeof(handle)) != (ssize_t)sizeof(handle)) return 1;
+    } else {
+        if (read(to_child[0], &handle, sizeof(handle)) != (ssize_t)sizeof(handle)) return 1;
+        if (cudaIpcOpenMemHandle((void **)&words, handle, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) return 1;
+    }
+    cudaMalloc(&ns, sizeof(unsigned long long));
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        char go = 1;
+        if (side == 0) { /* clear, then let the child start; both kernels spin until the other answers */
+            cudaMemset(words, 0, 256 * sizeof(unsigned long long));
+            cudaDeviceSynchronize();
+            if (write(to_child[1], &go, 1) != 1) return 1;
+        } else if (read(to_child[0], &go, 1) != 1) {
+            return 1;
+        }
+        pingpong<<<1, 32>>>(mode, words, iters, ns, side);
+        cudaError_t err = cudaDeviceSynchronize();
+        if (err != cudaSuccess) {
+            fprintf(stderr, "gshmem-perf-gpu-floor: side %d: %s\n", side, cudaGetErrorString(err));
+            return 1;
+        }
+        if (side == 1) {
+            if (write(to_parent[1], &go, 1) != 1) return 1;
+            continue;
+        }
+        if (read(to_parent[0], &go, 1) != 1) return 1;
+        cudaMemcpy(&host_ns, ns, sizeof(host_ns), cudaMemcpyDeviceToHost);
+        printf("two processes: %-52s half-RTT %.3f us\n", mode_names[mode], (double)host_ns / 1e3 / (double)iters / 2.0);
+    }
+    if (side == 1) _exit(0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--ipc") == 0) return floor_ipc(argc > 2 ? atol(argv[2]) : 20000);
     long iters = argc > 1 ? atol(argv[1]) : 20000;
     double t0 = now_ms();
     if (cudaFree(0) != cudaSuccess) {
@@ -108,7 +164,7 @@ int main(int argc, char **argv)
     cudaMalloc(&ns, sizeof(unsigned long long));
     for (int mode = 0; mode < MODE_COUNT; mode++) {
         cudaMemset(words, 0, 256 * sizeof(unsigned long long));
-        pingpong<<<2, 32>>>(mode, words, iters, ns);
+        pingpong<<<2, 32>>>(mode, words, iters, ns, -1);
         cudaError_t err = cudaDeviceSynchronize();
         cudaMemcpy(&host_ns, ns, sizeof(host_ns), cudaMemcpyDeviceToHost);
         if (err != cudaSuccess) {
