@@ -15,6 +15,8 @@
 #define _GNU_SOURCE
 #include <gshmem.h>
 
+#include "perf_host.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,13 +35,6 @@ static unsigned char *g_sym;   /* symmetric: put destination on PE 1, get source
 static unsigned char *g_local; /* private: put source and get destination on PE 0 */
 static unsigned char *g_scratch; /* private: destination of the memcpy reference */
 static long *g_wrong;          /* symmetric: PE 1 reports its #wrong here */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Pattern of 8-byte words, cheap enough for 64 MiB buffers. */
 static void fill(unsigned char *buf, size_t size, uint64_t salt)
@@ -91,7 +86,7 @@ static double run_size(const struct options *o, int is_put, size_t size, long it
                 gshmem_getmem(g_local, g_sym, size, 1);
         }
         gshmem_quiet();
-        double t0 = now_s();
+        double t0 = perf_now_s();
         for (long i = 0; i < iters; i++) {
             if (is_put)
                 gshmem_putmem(g_sym, g_local, size, 1);
@@ -99,7 +94,7 @@ static double run_size(const struct options *o, int is_put, size_t size, long it
                 gshmem_getmem(g_local, g_sym, size, 1);
         }
         gshmem_quiet();
-        seconds = now_s() - t0;
+        seconds = perf_now_s() - t0;
     }
     gshmem_barrier_all();
     if (g_me == 1) gshmem_long_p(g_wrong, is_put ? count_wrong(g_sym, size, salt) : 0, 0);
@@ -112,34 +107,13 @@ static double run_size(const struct options *o, int is_put, size_t size, long it
 static double memcpy_gbps(unsigned char *scratch, size_t size, long iters, long warmup)
 {
     for (long i = 0; i < warmup; i++) memcpy(scratch, g_local, size);
-    double t0 = now_s();
+    double t0 = perf_now_s();
     for (long i = 0; i < iters; i++) {
         memcpy(scratch, g_local, size);
         __asm__ __volatile__("" ::"r"(scratch) : "memory"); /* keep every copy */
     }
-    double seconds = now_s() - t0;
+    double seconds = perf_now_s() - t0;
     return seconds > 0 ? (double)size * (double)iters / seconds / 1e9 : 0;
-}
-
-static int wants(const struct options *o, const char *test)
-{
-    size_t n = strlen(test);
-    for (const char *p = o->tests; (p = strstr(p, test)) != NULL; p += n)
-        if ((p == o->tests || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return 1;
-    return 0;
-}
-
-static size_t parse_size(const char *text)
-{
-    char *end;
-    double v = strtod(text, &end);
-    switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
-    }
-    return (size_t)v;
 }
 
 static void usage(const char *prog)
@@ -164,9 +138,9 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "b:e:f:i:w:t:ch", longopts, NULL)) != -1) {
         switch (c) {
-        case 'b': o.min_size = parse_size(optarg); break;
-        case 'e': o.max_size = parse_size(optarg); break;
-        case 'f': o.factor = parse_size(optarg); break;
+        case 'b': o.min_size = perf_parse_size(optarg); break;
+        case 'e': o.max_size = perf_parse_size(optarg); break;
+        case 'f': o.factor = perf_parse_size(optarg); break;
         case 'i': o.iters = atol(optarg); break;
         case 'w': o.warmup = atol(optarg); break;
         case 't': o.tests = optarg; break;
@@ -211,7 +185,7 @@ int main(int argc, char **argv)
     long wrong_total = 0;
     for (int is_put = 1; is_put >= 0; is_put--) {
         const char *op = is_put ? "putmem" : "getmem";
-        if (!wants(&o, op)) continue;
+        if (!perf_wants(o.tests, op)) continue;
         for (size_t size = o.min_size; size <= o.max_size; size *= o.factor) {
             long iters = iterations_for(&o, size), wrong = 0;
             double gbps = run_size(&o, is_put, size, iters, &wrong);

@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #include <gshmem.h>
 
+#include "perf_host.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +43,6 @@ static uint64_t *g_counter; /* symmetric: fetch_add target */
 static long *g_wrong;      /* symmetric: PE 1 reports its #wrong here */
 static unsigned char *g_buf; /* symmetric: put destination */
 static unsigned char *g_src; /* private: put source */
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -152,10 +147,10 @@ static long pingpong(const struct options *o, enum method m, size_t size, double
     long total = o->warmup + o->iters;
     for (long i = 1; i <= total; i++) {
         if (g_me == 0) {
-            double t0 = now_us();
+            double t0 = (perf_now_s() * 1e6);
             send_ping(m, size, i);
             wait_ping(m, i);
-            double t1 = now_us();
+            double t1 = (perf_now_s() * 1e6);
             if (i > o->warmup) samples[i - o->warmup - 1] = t1 - t0;
         } else {
             wait_ping(m, i);
@@ -179,9 +174,9 @@ static long fetch_add_chain(const struct options *o, double *samples)
         uint64_t expect = 0, add = 1;
         long total = o->warmup + o->iters;
         for (long i = 0; i < total; i++) {
-            double t0 = now_us();
+            double t0 = (perf_now_s() * 1e6);
             uint64_t old = gshmem_uint64_atomic_fetch_add(g_counter, add, 1);
-            double t1 = now_us();
+            double t1 = (perf_now_s() * 1e6);
             if (i >= o->warmup) samples[i - o->warmup] = t1 - t0;
             wrong += old != expect;
             expect += add;
@@ -191,27 +186,6 @@ static long fetch_add_chain(const struct options *o, double *samples)
     }
     gshmem_barrier_all();
     return wrong;
-}
-
-static int wants(const struct options *o, const char *test)
-{
-    size_t n = strlen(test);
-    for (const char *p = o->tests; (p = strstr(p, test)) != NULL; p += n)
-        if ((p == o->tests || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return 1;
-    return 0;
-}
-
-static size_t parse_size(const char *text)
-{
-    char *end;
-    double v = strtod(text, &end);
-    switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
-    }
-    return (size_t)v;
 }
 
 static void usage(const char *prog)
@@ -238,9 +212,9 @@ int main(int argc, char **argv)
         switch (c) {
         case 'w': o.warmup = atol(optarg); break;
         case 'i': o.iters = atol(optarg); break;
-        case 'b': o.min_size = parse_size(optarg); break;
-        case 'e': o.max_size = parse_size(optarg); break;
-        case 'f': o.factor = parse_size(optarg); break;
+        case 'b': o.min_size = perf_parse_size(optarg); break;
+        case 'e': o.max_size = perf_parse_size(optarg); break;
+        case 'f': o.factor = perf_parse_size(optarg); break;
         case 't': o.tests = optarg; break;
         case 'c': o.csv = 1; break;
         default: usage(argv[0]); return c == 'h' ? 0 : 2;
@@ -273,21 +247,21 @@ int main(int argc, char **argv)
 
     if (g_me == 0) print_header(&o);
     long wrong_total = 0;
-    if (wants(&o, "p")) {
+    if (perf_wants(o.tests, "p")) {
         long w = pingpong(&o, M_P, sizeof(long), samples);
         if (g_me == 0) print_row(&o, "p", sizeof(long), "half-RTT", summarize(samples, o.iters, 0.5), w);
         wrong_total += w;
     }
     static const struct { const char *name; enum method m; } sized[] = {{"put", M_PUT}, {"put_signal", M_PUT_SIGNAL}};
     for (size_t t = 0; t < sizeof sized / sizeof sized[0]; t++) {
-        if (!wants(&o, sized[t].name)) continue;
+        if (!perf_wants(o.tests, sized[t].name)) continue;
         for (size_t size = o.min_size; size <= o.max_size; size *= o.factor) {
             long w = pingpong(&o, sized[t].m, size, samples);
             if (g_me == 0) print_row(&o, sized[t].name, size, "half-RTT", summarize(samples, o.iters, 0.5), w);
             wrong_total += w;
         }
     }
-    if (wants(&o, "fetch_add")) {
+    if (perf_wants(o.tests, "fetch_add")) {
         long w = fetch_add_chain(&o, samples);
         if (g_me == 0)
             print_row(&o, "fetch_add", sizeof(uint64_t), "per-op", summarize(samples, o.iters, 1.0), w);
