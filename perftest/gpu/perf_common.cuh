@@ -6,6 +6,7 @@
 #ifndef GPERF_PERF_COMMON_CUH
 #define GPERF_PERF_COMMON_CUH
 
+#include "../perf_host.h"
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,28 +35,6 @@ static inline double perf_wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static inline size_t perf_parse_size(const char *text)
-{
-    char *end;
-    double v = strtod(text, &end);
-    switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
-    }
-    return (size_t)v;
-}
-
-/* Is `test` in the comma-separated list? */
-static inline int perf_wants(const char *list, const char *test)
-{
-    size_t n = strlen(test);
-    for (const char *p = list; (p = strstr(p, test)) != NULL; p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return 1;
-    return 0;
 }
 
 struct perf_stats {
