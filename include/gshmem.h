@@ -10,6 +10,7 @@
 #include <gshmem/status.h>
 #include <gshmem/host.h>
 #include <gshmem/stream.h>
+#include <gshmem/team.h>
 
 #if defined(__CUDACC__)
 #include <gshmem/device.cuh>

@@ -28,13 +28,15 @@ enum {
     MODE_RELEASE_SYS,
     MODE_FENCE_SC_GPU,
     MODE_LOADED_RELEASE_GPU,
+    MODE_BLOCK_RELEASE_GPU,
     MODE_COUNT
 };
 static const char *const mode_names[MODE_COUNT] = {
     "flag: volatile store, volatile poll", "flag: volatile store, ld.acquire.sys poll",
     "data + st.release.gpu flag, acquire poll", "data + st.release.sys flag, acquire poll",
     "data + fence.sc.gpu + volatile flag, acquire poll",
-    "data loaded from memory + st.release.gpu flag"};
+    "data loaded from memory + st.release.gpu flag",
+    "1024-thread block: poll, __syncthreads, as above"};
 
 __device__ __forceinline__ unsigned long long poll_acquire(const unsigned long long *p)
 {
@@ -47,9 +49,10 @@ __device__ __forceinline__ void send(int mode, unsigned long long *data, unsigne
                                      const unsigned long long *src)
 {
     /* A put reads its source from memory: the load is on the critical path too. */
-    if (mode == MODE_LOADED_RELEASE_GPU) *(volatile unsigned long long *)data = *(const volatile unsigned long long *)src + v;
+    if (mode >= MODE_LOADED_RELEASE_GPU) *(volatile unsigned long long *)data = *(const volatile unsigned long long *)src + v;
     else if (mode >= MODE_RELEASE_GPU) *(volatile unsigned long long *)data = v;
     switch (mode) {
+    case MODE_BLOCK_RELEASE_GPU:
     case MODE_LOADED_RELEASE_GPU:
     case MODE_RELEASE_GPU: asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(flag), "l"(v) : "memory"); break;
     case MODE_RELEASE_SYS: asm volatile("st.release.sys.global.b64 [%0], %1;" ::"l"(flag), "l"(v) : "memory"); break;
@@ -71,10 +74,39 @@ __device__ __forceinline__ void wait_for(int mode, unsigned long long *flag, uns
         }
 }
 
+__device__ __forceinline__ void block_pingpong(unsigned long long *words, long iters, unsigned long long *ns, int side)
+{
+    int me = side >= 0 ? side : (int)blockIdx.x;
+    unsigned long long *my_flag = words + 32 * me, *peer_flag = words + 32 * (1 - me);
+    unsigned long long *peer_data = words + 64 + 32 * (1 - me);
+    const unsigned long long *src = words + 128 + 32 * me;
+    unsigned long long t0 = 0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (long i = 1; i <= iters; i++) {
+        if (me == 1) {
+            if (threadIdx.x == 0) wait_for(MODE_BLOCK_RELEASE_GPU, my_flag, (unsigned long long)i);
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) send(MODE_BLOCK_RELEASE_GPU, peer_data, peer_flag, (unsigned long long)i, src);
+        __syncthreads();
+        if (me == 0) {
+            if (threadIdx.x == 0) wait_for(MODE_BLOCK_RELEASE_GPU, my_flag, (unsigned long long)i);
+            __syncthreads();
+        }
+    }
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    if (me == 0 && threadIdx.x == 0) *ns = t1 - t0;
+}
+
 /* Block 0 and block 1 bounce a counter (or, with side >= 0, this kernel's one block
- * plays that side); each side owns the flag it waits on. */
+ * plays that side); each side owns the flag it waits on. In the block mode every thread
+ * of the block takes part, as in a block-scope put_signal and its wait. */
 __global__ void pingpong(int mode, unsigned long long *words, long iters, unsigned long long *ns, int side)
 {
+    if (mode == MODE_BLOCK_RELEASE_GPU) {
+        block_pingpong(words, iters, ns, side);
+        return;
+    }
     if (threadIdx.x != 0) return;
     int me = side >= 0 ? side : (int)blockIdx.x;
     unsigned long long *my_flag = words + 32 * me, *peer_flag = words + 32 * (1 - me);
@@ -129,7 +161,7 @@ static int floor_ipc(long iters)
         } else if (read(to_child[0], &go, 1) != 1) {
             return 1;
         }
-        pingpong<<<1, 32>>>(mode, words, iters, ns, side);
+        pingpong<<<1, mode == MODE_BLOCK_RELEASE_GPU ? 1024 : 32>>>(mode, words, iters, ns, side);
         cudaError_t err = cudaDeviceSynchronize();
         if (err != cudaSuccess) {
             fprintf(stderr, "gshmem-perf-gpu-floor: side %d: %s\n", side, cudaGetErrorString(err));
@@ -164,7 +196,7 @@ int main(int argc, char **argv)
     cudaMalloc(&ns, sizeof(unsigned long long));
     for (int mode = 0; mode < MODE_COUNT; mode++) {
         cudaMemset(words, 0, 256 * sizeof(unsigned long long));
-        pingpong<<<2, 32>>>(mode, words, iters, ns, -1);
+        pingpong<<<2, mode == MODE_BLOCK_RELEASE_GPU ? 1024 : 32>>>(mode, words, iters, ns, -1);
         cudaError_t err = cudaDeviceSynchronize();
         cudaMemcpy(&host_ns, ns, sizeof(host_ns), cudaMemcpyDeviceToHost);
         if (err != cudaSuccess) {

@@ -22,6 +22,8 @@
       "Host heap pages: auto uses 2 MiB hugepages when reserved, else normal pages with THP advice; on requires them") \
     X(TIMEOUT, SECONDS, timeout, "600", "seconds >= 0 (0: wait forever)",                          \
       "Longest blocking wait (wait_until, barriers, bootstrap) before the job ends with a diagnostic") \
+    X(MAX_TEAMS, INT, max_teams, "32", "3..64",                                                   \
+      "Teams that may exist at once, the predefined WORLD, SHARED and NODE included")              \
     X(CHECK, BOOL, check, "0", "0|1",                                                              \
       "Cross-check collective arguments between PEs and validate every API argument")             \
     X(DEBUG, ENUM, debug, "WARN", "NONE|WARN|INFO|TRACE", "Log level (errors always print)")       \

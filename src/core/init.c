@@ -1,5 +1,6 @@
 /* init, finalize and exit: the process state's lifetime. */
 #include "core/api.h"
+#include "core/team.h"
 
 #include "device/cuda_probe.h"
 #include "device/device_publish.h"
@@ -113,7 +114,8 @@ static int init_heap(struct gshmemi_state *st)
 static int init_sync_heap(struct gshmemi_state *st)
 {
     struct gshmemi_env small = st->env;
-    small.symmetric_size = 0;
+    /* After the reserved area: two banks of split records (team.c). */
+    small.symmetric_size = 2 * (size_t)st->n_pes * sizeof(struct gshmemi_split_record);
     small.hugepages = GSHMEMI_HUGEPAGES_OFF;
     st->sync_of_pe = calloc((size_t)st->n_pes, sizeof(*st->sync_of_pe));
     if (!st->sync_of_pe) return GSHMEMX_ERR_NOMEM;
@@ -183,6 +185,7 @@ static int init_all(struct gshmemi_state *st)
     t[4] = init_ms();
     size_t user = (st->heap.size - GSHMEMI_HEAP_RESERVED) & ~(GSHMEMI_ALLOC_GRANULE - 1);
     if ((rc = gshmemi_alloc_init(&st->alloc, GSHMEMI_HEAP_RESERVED, user)) != 0) return rc;
+    if ((rc = gshmemi_team_init(st)) != 0) return rc;
     if ((rc = gshmemi_device_state_publish(st)) != 0) return rc;
     st->barrier_epoch = 0;
     st->alloc_seq = 0;

@@ -8,6 +8,9 @@
 #include "core/heap.h"
 #include "transport/transport.h"
 
+#include <gshmem/impl/device_state.h>
+#include <gshmem/team.h>
+
 #include <stdint.h>
 
 /* Layout of the sync heap: a small host heap every PE has, whatever the user heap's
@@ -15,6 +18,27 @@
 #define GSHMEMI_SYNC_ROUNDS 32
 struct gshmemi_sync_area {
     uint64_t barrier_flags[GSHMEMI_SYNC_ROUNDS]; /* dissemination barrier, one counter per round */
+    struct gshmemi_team_sync_words teams[GSHMEMI_TEAMS_LIMIT];
+};
+/* After the reserved area of the sync heap: two banks of n_pes split records (team.c). */
+#define GSHMEMI_SYNC_SPLIT_OFFSET GSHMEMI_HEAP_RESERVED
+struct gshmemi_split_record {
+    uint64_t free_mask; /* bit i: team slot i is free on the sender */
+    int64_t args[4];    /* what the sender asked for (compared across the parent) */
+    uint64_t seq;       /* the parent's split count, so a stale record is never read */
+};
+
+/* A team on the host side (team.c). Slots 0-2 are the predefined teams. */
+struct gshmemi_team {
+    int in_use;    /* this PE is a member */
+    int start;     /* world PE of member 0 */
+    int stride;    /* world PE distance between members */
+    int size;
+    int my_index;  /* this PE's number in the team */
+    uint64_t sync_epoch;  /* host-side team barriers so far */
+    uint64_t split_count; /* splits with this team as parent so far */
+    gshmem_team_config_t config;
+    long config_mask;
 };
 
 struct gshmemi_device_state;
@@ -37,6 +61,7 @@ struct gshmemi_state {
     int device;                    /* CUDA ordinal of this PE's GPU, -1 without one */
     struct gshmemi_device_state *dstate; /* what device code sees (device heap only) */
     uint64_t barrier_epoch;
+    struct gshmemi_team teams[GSHMEMI_TEAMS_LIMIT];
     uint64_t alloc_seq;  /* collective allocation calls so far (GSHMEM_CHECK) */
     int check_args;      /* GSHMEM_CHECK or a debug build */
 };

@@ -53,6 +53,27 @@ static int publish_same_gpu(struct gshmemi_state *st, struct gshmemi_device_stat
     return rc;
 }
 
+static void fill_teams(const struct gshmemi_state *st, struct gshmemi_device_state *ds)
+{
+    for (int i = 0; i < GSHMEMI_TEAMS_LIMIT; i++) {
+        const struct gshmemi_team *t = &st->teams[i];
+        struct gshmemi_device_team d = {0, 0, 0, -1};
+        if (t->in_use) d = (struct gshmemi_device_team){t->start, t->stride, t->size, t->my_index};
+        ds->teams[i] = d;
+    }
+}
+
+int gshmemi_device_state_teams(struct gshmemi_state *st)
+{
+    if (!st->dstate) return 0;
+    fill_teams(st, st->dstate);
+    int rc = 0;
+    pthread_mutex_lock(&publish.lock);
+    for (int i = 0; i < publish.count && rc == 0; i++) rc = publish_one(publish.fns[i], st->device, st->dstate);
+    pthread_mutex_unlock(&publish.lock);
+    return rc;
+}
+
 int gshmemi_device_state_publish(struct gshmemi_state *st)
 {
     if (st->heap.kind != GSHMEMI_HEAP_KIND_DEVICE) return 0;
@@ -74,6 +95,7 @@ int gshmemi_device_state_publish(struct gshmemi_state *st)
     }
     st->dstate = ds;
     int rc = publish_same_gpu(st, ds);
+    fill_teams(st, ds);
     pthread_mutex_lock(&publish.lock);
     publish.current = ds;
     publish.device = st->device;

@@ -20,5 +20,8 @@ void gshmemi_device_register(gshmemi_device_sync_fn fn);
 /* At init (device heap only): builds the state and syncs every registered image. */
 int gshmemi_device_state_publish(struct gshmemi_state *st);
 void gshmemi_device_state_fini(struct gshmemi_state *st);
+/* After a team is created or destroyed: copies st->teams into the device state and
+ * syncs every registered image (nothing without a device heap). */
+int gshmemi_device_state_teams(struct gshmemi_state *st);
 
 #endif

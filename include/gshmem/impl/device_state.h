@@ -13,11 +13,38 @@
 /* Rounds of the device-side dissemination barrier (supports 2^32 PEs). */
 #define GSHMEMI_DEVICE_BARRIER_ROUNDS 32
 
+/* Team slots (handles 0 .. GSHMEMI_TEAMS_LIMIT-1; GSHMEM_MAX_TEAMS may use fewer) and
+ * the dissemination rounds of a team barrier (teams of up to 2^16 PEs). */
+#define GSHMEMI_TEAMS_LIMIT 64
+#define GSHMEMI_TEAM_SYNC_ROUNDS 16
+
+/* Per team and PE, in the reserved area of a heap (device heap: device-side team
+ * barriers; sync heap: host-side ones). flags are written by peers; epoch counts this
+ * PE's barriers on the team (device side; the host keeps its count in its own state);
+ * published is a word collectives expose to the team between two barriers (collect's
+ * size). Reset when a team is created in the slot. */
+struct gshmemi_team_sync_words {
+    uint64_t flags[GSHMEMI_TEAM_SYNC_ROUNDS];
+    uint64_t epoch;
+    uint64_t published;
+    uint64_t reserved[14];
+};
+
 /* Layout of the device heap's reserved area (offset 0 of every PE's heap). */
 struct gshmemi_device_sync_area {
     uint64_t barrier_flags[GSHMEMI_DEVICE_BARRIER_ROUNDS]; /* written by peers */
     uint64_t barrier_epoch;                                 /* this PE's barriers so far */
     uint64_t reserved[31];
+    struct gshmemi_team_sync_words teams[GSHMEMI_TEAMS_LIMIT];
+};
+
+/* A team as device code sees it: world PE of member i is start + i * stride; size 0
+ * marks a free slot; my_index is -1 on PEs outside the team. */
+struct gshmemi_device_team {
+    int32_t start;
+    int32_t stride;
+    int32_t size;
+    int32_t my_index;
 };
 
 struct gshmemi_device_state {
@@ -33,6 +60,7 @@ struct gshmemi_device_state {
     /* Bit pe: PE pe's heap is on this PE's GPU (several PEs per GPU under MPS), so
      * GPU-scope ordering suffices towards it. */
     uint32_t same_gpu[GSHMEMI_DEVICE_MAX_PES / 32];
+    struct gshmemi_device_team teams[GSHMEMI_TEAMS_LIMIT];
 };
 
 #endif
