@@ -90,6 +90,14 @@ void gshmem_team_destroy(gshmem_team_t team);
 /* 0 and the config the team was created with (mask bits GSHMEM_TEAM_*), nonzero for an invalid team. */
 int gshmem_team_get_config(gshmem_team_t team, long config_mask, gshmem_team_config_t *config);
 
+#define GSHMEMI_DECLARE_COLL(T, N)                                                                        \
+    int gshmem_##N##_broadcast(gshmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root); \
+    int gshmem_##N##_collect(gshmem_team_t team, T *dest, const T *source, size_t nelems);               \
+    int gshmem_##N##_fcollect(gshmem_team_t team, T *dest, const T *source, size_t nelems);              \
+    int gshmem_##N##_alltoall(gshmem_team_t team, T *dest, const T *source, size_t nelems);              \
+    int gshmem_##N##_alltoalls(gshmem_team_t team, T *dest, const T *source, ptrdiff_t dst,              \
+                               ptrdiff_t sst, size_t nelems);
+
 /*
  * Everything below has a device twin (gshmem/device.cuh).
  */
@@ -119,13 +127,6 @@ int gshmem_alltoallmem(gshmem_team_t team, void *dest, const void *source, size_
 int gshmem_alltoallsmem(gshmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
                         size_t nelems);
 
-#define GSHMEMI_DECLARE_COLL(T, N)                                                                        \
-    int gshmem_##N##_broadcast(gshmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root); \
-    int gshmem_##N##_collect(gshmem_team_t team, T *dest, const T *source, size_t nelems);               \
-    int gshmem_##N##_fcollect(gshmem_team_t team, T *dest, const T *source, size_t nelems);              \
-    int gshmem_##N##_alltoall(gshmem_team_t team, T *dest, const T *source, size_t nelems);              \
-    int gshmem_##N##_alltoalls(gshmem_team_t team, T *dest, const T *source, ptrdiff_t dst,              \
-                               ptrdiff_t sst, size_t nelems);
 GSHMEM_RMA_DEVICE_TYPES(GSHMEMI_DECLARE_COLL)
 
 /* gshmem_<type>_<op>_reduce: dest[i] = op over the team of source[i], i < nreduce. */
