@@ -37,8 +37,12 @@
 
 #define CHAIN_LEN 64 /* g/getmem: the chain visits all 64 entries (5j + c mod 64, c odd) */
 
-enum scope { SC_THREAD, SC_WARP, SC_BLOCK };
-static const char *const scope_names[] = {"thread", "warp", "block"};
+/* raw (only with -s raw, 8 B): not the library's call but the plain-CUDA floor's
+ * ordering (perftest/gpu/floor.cu: an 8-byte load and store, then st.release.gpu of the
+ * signal) on the library's heap through gshmem_ptr addresses, to tell the cost of the
+ * memory and mapping from the cost of the call path. */
+enum scope { SC_THREAD, SC_WARP, SC_BLOCK, SC_RAW };
+static const char *const scope_names[] = {"thread", "warp", "block", "raw"};
 
 struct options {
     long warmup, iters;
@@ -112,7 +116,11 @@ template <int S>
 __device__ __forceinline__ void ps_send(unsigned char *buf, const unsigned char *src, size_t size, uint64_t *sig,
                                         long round, int peer)
 {
-    if (S == SC_THREAD)
+    if (S == SC_RAW) {
+        unsigned long long *pb = (unsigned long long *)SHM(ptr)(buf, peer), *ps = (unsigned long long *)SHM(ptr)(sig, peer);
+        *(volatile unsigned long long *)pb = *(const volatile unsigned long long *)src;
+        asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(ps), "l"((unsigned long long)round) : "memory");
+    } else if (S == SC_THREAD)
         SHM(putmem_signal)(buf, src, size, sig, (uint64_t)round, PERF_SIGNAL_SET, peer);
     else if (S == SC_WARP)
         SHMX(putmem_signal_warp)(buf, src, size, sig, (uint64_t)round, PERF_SIGNAL_SET, peer);
@@ -276,6 +284,10 @@ static void launch_ps(int sc, const struct options *o, size_t size, long warmup,
     case SC_THREAD:
         ps_pingpong<SC_THREAD><<<1, 1>>>(g_buf, g_src, size, g_sig, g_me, g_peer, warmup, iters, g_stamps, g_clock);
         break;
+    case SC_RAW:
+        ps_pingpong<SC_RAW><<<1, 1>>>(g_buf, g_src, size, g_sig, g_me, g_peer, warmup, iters, g_stamps, g_clock);
+        break;
+
     case SC_WARP:
         ps_pingpong<SC_WARP><<<1, 32>>>(g_buf, g_src, size, g_sig, g_me, g_peer, warmup, iters, g_stamps, g_clock);
         break;
@@ -356,7 +368,7 @@ static void usage(const char *prog)
             "  -e SIZE      largest put_signal size (default 1M)\n"
             "  -T N         threads of the block for put_signal block (default 1024)\n"
             "  -t LIST      tests: p,put_signal,g,getmem,fetch_add (default all; 'init' alone: header only)\n"
-            "  -s LIST      put_signal scopes: thread,warp,block (default all)\n"
+            "  -s LIST      put_signal scopes: thread,warp,block (default all); raw: the floor ordering on the heap, 8 B\n"
             "  --budget MS  put_signal: timed milliseconds per row (default 50)\n"
             "  --csv        comma-separated output\n",
             prog);
@@ -453,10 +465,10 @@ int main(int argc, char **argv)
     long wrong_total = 0;
     if (perf_wants(o.tests, "p")) test_p(&o, samples, &wrong_total);
     if (perf_wants(o.tests, "put_signal")) {
-        for (int sc = SC_THREAD; sc <= SC_BLOCK; sc++) {
+        for (int sc = SC_THREAD; sc <= SC_RAW; sc++) {
             if (!perf_wants(o.scopes, scope_names[sc])) continue;
             for (size_t size = o.min_size; size <= o.max_size; size *= 2)
-                test_put_signal(&o, sc, size, samples, &wrong_total);
+                if (sc != SC_RAW || size == 8) test_put_signal(&o, sc, size, samples, &wrong_total);
         }
     }
     static const char *const chains[] = {"g", "getmem", "fetch_add"};
