@@ -58,12 +58,14 @@ __device__ __forceinline__ void iget(T *dest, const T *source, ptrdiff_t dst, pt
 /* SET or ADD on pe's signal word with release semantics: whoever observes the new
  * value also observes the writes this thread (and, after a group sync, its group)
  * made before. */
-__device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+__device__ __forceinline__ void signal_update(unsigned long long *p, bool gpu_scope, uint64_t signal, int sig_op)
 {
-    unsigned long long *p = (unsigned long long *)peer(sig_addr, pe);
-    bool gpu_scope = same_gpu(pe);
     if (sig_op == GSHMEM_SIGNAL_ADD) add_release(p, signal, gpu_scope);
     else store_release(p, signal, gpu_scope);
+}
+__device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    signal_update((unsigned long long *)peer(sig_addr, pe), same_gpu(pe), signal, sig_op);
 }
 
 /* Up to this size a block's put_signal is copied by its first warps only (one warp per
@@ -75,6 +77,10 @@ template <int S>
 __device__ __forceinline__ void putmem_signal(void *dest, const void *source, size_t n, uint64_t *sig_addr,
                                               uint64_t signal, int sig_op, int pe)
 {
+    /* The signal's address and scope first: their constant-bank loads then overlap the
+     * copy instead of following it on the latency path. */
+    unsigned long long *sig = (unsigned long long *)peer(sig_addr, pe);
+    bool gpu_scope = same_gpu(pe);
     if (S == SCOPE_BLOCK && n <= GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES) {
         unsigned rank = block_rank(), size = block_size();
         unsigned part = (unsigned)((n + 2047) / 2048) * 32;
@@ -84,7 +90,7 @@ __device__ __forceinline__ void putmem_signal(void *dest, const void *source, si
                 copy((char *)peer(dest, pe), (const char *)source, n, rank, part);
                 if (part == 32) __syncwarp();
                 else asm volatile("bar.sync 15, %0;" ::"r"(part) : "memory"); /* the copying warps only */
-                if (rank == 0) signal_op(sig_addr, signal, sig_op, pe);
+                if (rank == 0) signal_update(sig, gpu_scope, signal, sig_op);
             }
             __syncthreads(); /* nobody returns before the source is copied */
             return;
@@ -95,7 +101,7 @@ __device__ __forceinline__ void putmem_signal(void *dest, const void *source, si
     /* The group barrier orders the group's stores before the first thread's release,
      * which is cumulative: whoever acquires the signal sees every thread's data. No
      * barrier after it: every thread's part of the source is already copied. */
-    if (scope_rank<S>() == 0) signal_op(sig_addr, signal, sig_op, pe);
+    if (scope_rank<S>() == 0) signal_update(sig, gpu_scope, signal, sig_op);
 }
 
 } /* namespace gshmemi */
