@@ -10,8 +10,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Defined once in the device library (libgshmem_device.a); written by gshmem_init. */
+/* Defined once in the device library (libgshmem_device.a); written by gshmem_init.
+ * libgshmem's own kernels are built without relocatable device code and cannot see
+ * that symbol: their translation unit defines GSHMEMI_DSTATE_MODULE_LOCAL and gets a
+ * module-local copy, which libgshmem fills the same way (src/device/stream_coll.cu). */
+#ifdef GSHMEMI_DSTATE_MODULE_LOCAL
+static __constant__ struct gshmemi_device_state gshmemi_dstate;
+#else
 extern __constant__ struct gshmemi_device_state gshmemi_dstate;
+#endif
 
 #define GSHMEMI_DEVICE_INLINE static __device__ __forceinline__
 
@@ -151,7 +158,12 @@ __device__ __forceinline__ void copy_small(char *dst, const char *src, size_t n)
 __device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsigned rank, unsigned size)
 {
     if (n <= GSHMEMI_COPY_SHORT_BYTES && (((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {
-        for (size_t i = rank; i < n / 8; i += size)
+        unsigned words = (unsigned)(n >> 3);
+        if (words <= size) { /* a word per thread at most: no loop */
+            if (rank < words) ((unsigned long long *)dst)[rank] = ((const unsigned long long *)src)[rank];
+            return;
+        }
+        for (unsigned i = rank; i < words; i += size)
             ((unsigned long long *)dst)[i] = ((const unsigned long long *)src)[i];
         return;
     }
