@@ -71,4 +71,8 @@ void gshmemi_progress_wait(struct gshmemi_state *st, int (*done)(void *arg), voi
 void gshmemi_sync_quiet(struct gshmemi_state *st, const char *fn);
 void gshmemi_sync_barrier(struct gshmemi_state *st, const char *fn);
 
+/* Collectives (coll.c): their private buffers, mapped at init and unmapped at teardown. */
+int gshmemi_coll_init(struct gshmemi_state *st);
+void gshmemi_coll_fini(struct gshmemi_state *st);
+
 #endif

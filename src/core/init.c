@@ -147,6 +147,7 @@ static void init_print_config(const struct gshmemi_state *st)
 static void init_teardown(struct gshmemi_state *st)
 {
     gshmemi_device_state_fini(st);
+    gshmemi_coll_fini(st);
     gshmemi_transports_destroy(&st->transports);
     gshmemi_transports_destroy(&st->sync_transports);
     gshmemi_heap_destroy(&st->sync_heap);
@@ -186,6 +187,7 @@ static int init_all(struct gshmemi_state *st)
     size_t user = (st->heap.size - GSHMEMI_HEAP_RESERVED) & ~(GSHMEMI_ALLOC_GRANULE - 1);
     if ((rc = gshmemi_alloc_init(&st->alloc, GSHMEMI_HEAP_RESERVED, user)) != 0) return rc;
     if ((rc = gshmemi_team_init(st)) != 0) return rc;
+    if ((rc = gshmemi_coll_init(st)) != 0) return rc;
     if ((rc = gshmemi_device_state_publish(st)) != 0) return rc;
     st->barrier_epoch = 0;
     st->alloc_seq = 0;

@@ -62,6 +62,8 @@ struct gshmemi_state {
     struct gshmemi_device_state *dstate; /* what device code sees (device heap only) */
     uint64_t barrier_epoch;
     struct gshmemi_team teams[GSHMEMI_TEAMS_LIMIT];
+    char *coll_area;       /* host collectives' private buffers, per team slot (coll.c) */
+    size_t coll_area_size;
     uint64_t alloc_seq;  /* collective allocation calls so far (GSHMEM_CHECK) */
     int check_args;      /* GSHMEM_CHECK or a debug build */
 };
