@@ -16,6 +16,20 @@
  *   gshmemx_signal_op(sig_addr, signal, GSHMEM_SIGNAL_SET|ADD, pe)
  *   gshmemx_{barrier_all,sync_all}_{warp,block}: one warp or block per PE takes part.
  *
+ * Teams and collectives: the device twins of gshmem/team.h, same names, arguments and
+ * semantics (return 0, or nonzero for an invalid team or root after printing why):
+ * gshmem_team_my_pe/n_pes/translate_pe, gshmem_team_sync/sync/barrier, gshmem_
+ * {broadcast,collect,fcollect,alltoall}mem, gshmem_alltoallsmem, typed gshmem_<type>_
+ * {broadcast,collect,fcollect,alltoall,alltoalls} and gshmem_<type>_<op>_reduce. One
+ * thread per PE calls those; gshmemx_<same name>_warp (all 32 lanes of one warp) and
+ * _block (every thread of one block) spread the copies over the group. Exactly one
+ * such caller per PE enters a given collective, and one collective per team runs at
+ * a time on a PE (collectives on different teams, say in different blocks, may
+ * overlap). Every team member's heap must be mapped (node-local). Team barriers use
+ * the team's words in the device heap, shared with gshmemx_*_on_stream collectives on
+ * the same team: the two may alternate but not overlap. Device collectives do not
+ * time out; a member that never arrives hangs the kernel.
+ *
  * Rules:
  *   - Link the device library (CMake: gshmem::device, which turns on relocatable device
  *     code) and call gshmem_init before launching kernels that use this API.
@@ -37,6 +51,7 @@
 #define GSHMEM_DEVICE_CUH
 
 #include <gshmem/impl/device_amo.cuh>
+#include <gshmem/impl/device_coll.cuh>
 #include <gshmem/impl/device_rma.cuh>
 #include <gshmem/impl/device_sync.cuh>
 
