@@ -98,11 +98,14 @@ if [ "$sanitize" -eq 1 ]; then
   done
 else
   for t in "${tests[@]}"; do
+    # The collective tests keep up to 8 MiB per peer (about 100 MiB) in the heap.
+    heap=GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-256M}
+    case $t in gpu_coll | gpu_reduce) heap=GSHMEM_SYMMETRIC_SIZE=256M ;; esac
     for n in 2 4; do
-      run_one "$t n=$n one-gpu" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0 -- \
+      run_one "$t n=$n one-gpu" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0 "$heap" -- \
         "$build/bin/gpu/$t"
     done
-    if [ "$gpus" -gt 1 ]; then run_one "$t n=$gpus pe-per-gpu" "$gpus" -- "$build/bin/gpu/$t"; fi
+    if [ "$gpus" -gt 1 ]; then run_one "$t n=$gpus pe-per-gpu" "$gpus" "$heap" -- "$build/bin/gpu/$t"; fi
   done
 fi
 echo "gpu tests$([ "$sanitize" -eq 1 ] && echo ' (compute-sanitizer)'): $pass passed, $fail failed" \
