@@ -6,6 +6,7 @@
  *   PERF_CMP_GE, PERF_SIGNAL_SET
  *   perf_init(&ms)        initializes the library; ms: wall time of the initialization
  *   perf_heap_kind()      what the symmetric heap is
+ *   PERF_TEAM_WORLD, PERF_ALLTOALL_IN_PLACE, PERF_HEAP_ENV, PERF_HEAP_DEFAULT (collectives)
  */
 #ifndef GPERF_GSHMEM_API_CUH
 #define GPERF_GSHMEM_API_CUH
@@ -37,5 +38,13 @@ static inline const char *perf_heap_kind(void) { return gshmemx_heap_kind(); }
 #ifdef GSHMEM_PERF_HAVE_PUTMEM_ON_STREAM
 #define PERF_HAVE_PUTMEM_ON_STREAM 1
 #endif
+
+/* Collectives (alltoall.cu, coll.cu): the world team (SHM(team_t) is its type); whether alltoall
+ * accepts dest == source; where the heap size is set and its default, to fit the
+ * default size range into the heap. */
+#define PERF_TEAM_WORLD GSHMEM_TEAM_WORLD
+#define PERF_ALLTOALL_IN_PLACE 1
+#define PERF_HEAP_ENV "GSHMEM_SYMMETRIC_SIZE"
+#define PERF_HEAP_DEFAULT ((size_t)256 << 20)
 
 #endif

@@ -28,6 +28,12 @@
 #define PERF_CMP_GE NVSHMEM_CMP_GE
 #define PERF_SIGNAL_SET NVSHMEM_SIGNAL_SET
 #define PERF_HAVE_PUTMEM_ON_STREAM 1
+/* Collectives: see gshmem_api.cuh. NVSHMEM's alltoall takes no dest == source, so
+ * the in-place columns stay empty. */
+#define PERF_TEAM_WORLD NVSHMEM_TEAM_WORLD
+#define PERF_ALLTOALL_IN_PLACE 0
+#define PERF_HEAP_ENV "NVSHMEM_SYMMETRIC_SIZE"
+#define PERF_HEAP_DEFAULT ((size_t)1 << 30)
 
 static inline double perf_now_ms(void)
 {
