@@ -102,7 +102,7 @@ static void a2a_enqueue(void *arg, cudaStream_t s)
 static void a2a_kernel(void *arg, cudaStream_t s, long iters, unsigned long long *stamps, struct perf_clock *clk)
 {
     struct a2a *a = (struct a2a *)arg;
-    a2a_block_kernel<<<1, a->threads, 0, s>>>(a->dst, a->src, a->size, iters, stamps, clk);
+    a2a_block_kernel<<<1, coll_block_threads(a2a_block_kernel, a->threads), 0, s>>>(a->dst, a->src, a->size, iters, stamps, clk);
 }
 
 static long a2a_wrong(void *arg, long iter)

@@ -120,7 +120,7 @@ static void bar_launch(void *arg, cudaStream_t s, long iters, unsigned long long
     struct bar *b = (struct bar *)arg;
     int next = (b->me + 1) % b->n;
     if (b->block)
-        bar_kernel<1><<<1, b->threads, 0, s>>>(b->op, b->token, b->round, next, iters, stamps, clk);
+        bar_kernel<1><<<1, coll_block_threads(bar_kernel<1>, b->threads), 0, s>>>(b->op, b->token, b->round, next, iters, stamps, clk);
     else
         bar_kernel<0><<<1, 1, 0, s>>>(b->op, b->token, b->round, next, iters, stamps, clk);
 }
@@ -246,9 +246,9 @@ static void red_launch(void *arg, cudaStream_t s, long iters, unsigned long long
 {
     struct red *r = (struct red *)arg;
     if (r->is_float)
-        red_block_kernel<1><<<1, r->threads, 0, s>>>(r->dst, r->src, r->count, iters, stamps, clk);
+        red_block_kernel<1><<<1, coll_block_threads(red_block_kernel<1>, r->threads), 0, s>>>(r->dst, r->src, r->count, iters, stamps, clk);
     else
-        red_block_kernel<0><<<1, r->threads, 0, s>>>(r->dst, r->src, r->count, iters, stamps, clk);
+        red_block_kernel<0><<<1, coll_block_threads(red_block_kernel<0>, r->threads), 0, s>>>(r->dst, r->src, r->count, iters, stamps, clk);
 }
 
 static long red_wrong(void *arg, long iter)

@@ -126,6 +126,19 @@ static void coll_ctx_fini(struct coll_ctx *c)
     SHM(free)(c->stats);
 }
 
+/* Threads for a one-block kernel: as requested, or fewer (whole warps) when the kernel's
+ * registers do not allow that many; said once on stderr. */
+template <typename K> static int coll_block_threads(K kernel, int want)
+{
+    cudaFuncAttributes fa;
+    CHECK_CUDA(cudaFuncGetAttributes(&fa, kernel));
+    int got = want <= fa.maxThreadsPerBlock ? want : fa.maxThreadsPerBlock / 32 * 32;
+    static int said;
+    if (got != want && !said++)
+        fprintf(stderr, "%s perftest: %d threads per block instead of %d (the kernel's limit)\n", PERF_LIB, got, want);
+    return got;
+}
+
 static double coll_event_us(cudaEvent_t a, cudaEvent_t b)
 {
     float ms = 0;

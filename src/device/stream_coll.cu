@@ -20,9 +20,13 @@ using gshmemi::team_view;
 const unsigned COLL_THREADS = 512;
 /* Work (bytes this PE moves) up to which one block does everything: launch latency
  * dominates there, and one block needs no completion count. Above it, a block per
- * this much, up to COLL_BLOCKS_PER_SM resident blocks per SM: 1024 threads with four
- * 16-byte loads in flight each keep far more bytes in flight than HBM or NVLink need. */
-const uint64_t COLL_BYTES_PER_BLOCK = 32 * 1024;
+ * COLL_BYTES_PER_BLOCK (small, so mid sizes spread over many SMs), up to
+ * COLL_BLOCKS_PER_SM resident blocks per SM: 1024 threads with four 16-byte loads in
+ * flight each keep far more bytes in flight than HBM or NVLink need. */
+const uint64_t COLL_SINGLE_BLOCK_BYTES = 32 * 1024;
+const uint64_t COLL_BYTES_PER_BLOCK = 8 * 1024;
+const uint64_t COLL_BYTES_PER_WIDE_BLOCK = 32 * 1024;
+const uint64_t COLL_MID_BLOCKS = 16;
 const unsigned COLL_BLOCKS_PER_SM = 2;
 
 /* Blocks of a multi-block launch count themselves here; the last resets its team's count. */
@@ -70,7 +74,10 @@ __device__ __forceinline__ void coll_leave(const coll_args &a, const team_view &
         coll_done[a.team] = 0; /* every block has counted; the next launch starts from zero */
         __threadfence();
     }
-    gshmemi::quiet();
+    /* Stores to peers on other GPUs need a system-scope fence before the barrier; on one
+     * GPU the barrier's GPU-scope release is cumulative over them (the block barrier and
+     * the count above order every block's stores before it). */
+    if (!gshmemi::team_on_one_gpu(t)) gshmemi::quiet();
     gshmemi::team_barrier(a.team, t, a.timeout_ns);
 }
 
@@ -181,14 +188,19 @@ unsigned coll_blocks(const coll_args &a, int device)
 {
     uint64_t work = a.kind == GSHMEMI_STREAM_COLL_REDUCE ? 2 * a.nelems * reduce_elem_size(a.type)
                                                          : a.nelems * (uint64_t)a.team_size;
-    if (work <= COLL_BYTES_PER_BLOCK) return 1;
+    if (work <= COLL_SINGLE_BLOCK_BYTES) return 1;
     static int sm_count;
     int sms = __atomic_load_n(&sm_count, __ATOMIC_RELAXED);
     if (sms == 0) { /* an attribute query, allowed during a graph capture */
         if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) sms = 1;
         __atomic_store_n(&sm_count, sms, __ATOMIC_RELAXED);
     }
-    uint64_t blocks = (work + COLL_BYTES_PER_BLOCK - 1) / COLL_BYTES_PER_BLOCK;
+    /* A block per COLL_BYTES_PER_BLOCK up to COLL_MID_BLOCKS blocks, then a block per
+     * COLL_BYTES_PER_WIDE_BLOCK: measured on an H200 (2 PEs under MPS), 64 KiB per peer
+     * wants many small blocks and 512 KiB fewer, larger ones. */
+    uint64_t small = (work + COLL_BYTES_PER_BLOCK - 1) / COLL_BYTES_PER_BLOCK;
+    uint64_t wide = (work + COLL_BYTES_PER_WIDE_BLOCK - 1) / COLL_BYTES_PER_WIDE_BLOCK;
+    uint64_t blocks = small < COLL_MID_BLOCKS ? small : wide > COLL_MID_BLOCKS ? wide : COLL_MID_BLOCKS;
     uint64_t most = (uint64_t)COLL_BLOCKS_PER_SM * (uint64_t)sms;
     return (unsigned)(blocks < most ? blocks : most);
 }

@@ -28,6 +28,15 @@ __device__ __forceinline__ bool team_lookup(gshmem_team_t team, team_view *t)
     return d.size > 0 && d.my_index >= 0;
 }
 
+/* Every member's heap is on this GPU: GPU-scope releases then order everything a
+ * collective stored, and no system-scope fence is needed before its barrier. */
+__device__ __forceinline__ bool team_on_one_gpu(const team_view &t)
+{
+    for (int i = 0; i < t.size; i++)
+        if (!same_gpu(t.pe(i))) return false;
+    return true;
+}
+
 __device__ __noinline__ inline void report_bad_team(const char *fn, int team)
 {
     printf("gshmem: PE %d: %s: team %d is not a team of this PE (GSHMEM_TEAM_INVALID, destroyed, never created, "
