@@ -1,4 +1,5 @@
 /* gshmem-info: what this build contains, what the machine offers, every GSHMEM_* variable. */
+#include "bootstrap/bootstrap.h"
 #include "core/env.h"
 #include "core/heap.h"
 #include "device/cuda_probe.h"
@@ -43,7 +44,7 @@ static void info_env_table(void)
     printf("\nGSHMEM_* variables (value: * marks one set in the environment):\n");
     for (size_t i = 0; i < gshmemi_env_row_count(); i++) {
         const struct gshmemi_env_row *r = gshmemi_env_row(i);
-        const char *raw = gshmemi_env_raw(i);
+        const char *raw = gshmemi_env_shown(i);
         printf("  %-24s %s%-10s (default %s; %s)\n      %s\n", r->name, raw ? "*" : " ", raw ? raw : r->def,
                r->def[0] ? r->def : "\"\"", r->accepted, r->help);
     }
@@ -97,6 +98,10 @@ int main(int argc, char **argv)
                                                           : "host (hugetlb or THP); device heap needs a CUDA build");
     printf("  transports:   %s\n", GSHMEMI_BUILD_TRANSPORTS);
     printf("  bootstraps:   %s\n", GSHMEMI_BUILD_BOOTSTRAPS);
+    if (env_rc == 0 && env.bootstrap == GSHMEMI_BOOTSTRAP_AUTO) {
+        const char *boot_why, *boot = gshmemi_bootstrap_detect(&env, &boot_why);
+        printf("  bootstrap:    auto -> %s (%s)\n", boot, boot_why);
+    }
     printf("  hugepages:    %s\n", huge);
     if (env_rc == 0)
         printf("  host heap:    %zu bytes per PE on %s\n", env.symmetric_size,

@@ -64,6 +64,45 @@ size_t gshmemx_heap_page_size(void);
 /* "host-hugetlb", "host-thp" or "device". */
 const char *gshmemx_heap_kind(void);
 
+/*
+ * Unique-ID start-up (NVSHMEM's nvshmemx_get_uniqueid / nvshmemx_init_attr shape), for
+ * applications that start their own processes: one process calls gshmemx_get_uniqueid,
+ * which starts the bootstrap rendezvous in a thread of that process (listening on all
+ * interfaces, or on GSHMEM_BOOTSTRAP_UID=host:port), and hands the ID to the others by
+ * any means (a file, MPI_Bcast, ...); then every process, the one that made the ID
+ * included, calls gshmemx_set_attr_uniqueid_args and gshmemx_init_attr. The root runs
+ * from that process's gshmemx_init_attr until its gshmem_finalize: until then the others
+ * wait (at most GSHMEM_TIMEOUT). A process forked after gshmemx_get_uniqueid does not
+ * host the root.
+ *
+ * The ID is a credential: besides the root's IPv4 address(es), port and a job id it
+ * carries the job secret (GSHMEM_BOOTSTRAP_SECRET / _FILE when set, up to 95 bytes,
+ * else a random one), so whoever holds it can join the job. Pass it only over channels
+ * the job's processes alone can read.
+ */
+typedef struct {
+    char internal[128];
+} gshmemx_uniqueid_t;
+
+/* Fills *id and starts listening. Returns 0 or a gshmemx_status_t (logged). */
+int gshmemx_get_uniqueid(gshmemx_uniqueid_t *id);
+
+typedef struct {
+    int rank, nranks;
+    gshmemx_uniqueid_t uid;
+} gshmemx_init_attr_t;
+
+/* gshmemx_init_attr: join the job named by attr->uid as attr->rank of attr->nranks. */
+#define GSHMEMX_INIT_WITH_UNIQUEID 1u
+
+/* Fills attr for GSHMEMX_INIT_WITH_UNIQUEID; 0, or GSHMEMX_ERR_INVALID_ARG when
+ * 0 <= rank < nranks does not hold or a pointer is NULL. */
+int gshmemx_set_attr_uniqueid_args(int rank, int nranks, const gshmemx_uniqueid_t *id, gshmemx_init_attr_t *attr);
+
+/* As gshmem_init_thread(GSHMEM_THREAD_MULTIPLE, NULL), with the bootstrap given by flags
+ * and attr. Returns 0 or a gshmemx_status_t (logged). */
+int gshmemx_init_attr(unsigned flags, gshmemx_init_attr_t *attr);
+
 /* ---- RMA declarations per type ------------------------------------------------------- */
 #define GSHMEMI_DECLARE_RMA(T, N)                                                               \
     void gshmem_##N##_put(T *dest, const T *source, size_t nelems, int pe);                      \

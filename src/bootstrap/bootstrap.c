@@ -1,5 +1,6 @@
 /* Bootstrap selection and the node-local view shared by every implementation. */
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/uid.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,22 +40,81 @@ static int boot_start_single(const struct gshmemi_env *env, struct gshmemi_boots
     return gshmemi_bootstrap_single_init(bs);
 }
 
+/* A PMIx server announces itself in the launcher's environment: PMIX_RANK plus PMIX_NAMESPACE
+ * or a PMIX_SERVER_URI* address. These belong to the launcher, not to gshmem, so they are no rows
+ * of the GSHMEM_* table; looking here first keeps plain runs from paying a dlopen of libpmix. */
+extern char **environ;
+
+static const char *boot_detect_pmix(void)
+{
+    int rank = 0, nspace = 0, uri = 0;
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        rank |= strncmp(*e, "PMIX_RANK=", 10) == 0;
+        nspace |= strncmp(*e, "PMIX_NAMESPACE=", 15) == 0;
+        uri |= strncmp(*e, "PMIX_SERVER_URI", 15) == 0;
+    }
+    if (!rank) return NULL;
+    return nspace ? "PMIX_RANK and PMIX_NAMESPACE set by the launcher"
+           : uri  ? "PMIX_RANK and PMIX_SERVER_URI set by the launcher"
+                  : NULL;
+}
+
+/* Kubernetes detection is not built yet. */
+static const char *boot_detect_k8s(void)
+{
+    return NULL;
+}
+
+/* GSHMEM_BOOTSTRAP=auto: PMIx, then Kubernetes, then gshmemrun's variables, else a single PE. */
+static enum gshmemi_env_bootstrap boot_detect(const struct gshmemi_env *env, const char **why)
+{
+    if ((*why = boot_detect_pmix()) != NULL) return GSHMEMI_BOOTSTRAP_PMIX;
+    if ((*why = boot_detect_k8s()) != NULL) return GSHMEMI_BOOTSTRAP_K8S;
+    if (env->bootstrap_root != NULL && env->bootstrap_root[0] != '\0') {
+        *why = "GSHMEM_BOOTSTRAP_ROOT set";
+        return GSHMEMI_BOOTSTRAP_TCP;
+    }
+    *why = "no launcher variables";
+    return GSHMEMI_BOOTSTRAP_SINGLE;
+}
+
+const char *gshmemi_bootstrap_detect(const struct gshmemi_env *env, const char **why)
+{
+    switch (boot_detect(env, why)) {
+    case GSHMEMI_BOOTSTRAP_PMIX: return "pmix";
+    case GSHMEMI_BOOTSTRAP_K8S: return "k8s";
+    case GSHMEMI_BOOTSTRAP_TCP: return "tcp";
+    default: return "single";
+    }
+}
+
+static int boot_start_detected(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
+{
+    const char *why;
+    enum gshmemi_env_bootstrap kind = boot_detect(env, &why);
+    GSHMEMI_INFO(BOOT, "GSHMEM_BOOTSTRAP=auto: %s", why);
+    switch (kind) {
+    case GSHMEMI_BOOTSTRAP_PMIX: return gshmemi_bootstrap_pmix_init(env, bs);
+    case GSHMEMI_BOOTSTRAP_TCP: return gshmemi_bootstrap_tcp_init(env, bs);
+    default: return boot_start_single(env, bs);
+    }
+}
+
 static int boot_start(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
 {
-    int have_root = env->bootstrap_root != NULL && env->bootstrap_root[0] != '\0';
     switch (env->bootstrap) {
     case GSHMEMI_BOOTSTRAP_TCP: return gshmemi_bootstrap_tcp_init(env, bs);
     case GSHMEMI_BOOTSTRAP_SINGLE: return boot_start_single(env, bs);
-    case GSHMEMI_BOOTSTRAP_PMIX:
+    case GSHMEMI_BOOTSTRAP_PMIX: return gshmemi_bootstrap_pmix_init(env, bs);
+    case GSHMEMI_BOOTSTRAP_UID: return gshmemi_bootstrap_uid_init(env, bs);
     case GSHMEMI_BOOTSTRAP_K8S:
-    case GSHMEMI_BOOTSTRAP_UID:
         GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP=%s: this bootstrap is not built yet (available: tcp, single)",
                       env->bootstrap == GSHMEMI_BOOTSTRAP_PMIX ? "pmix"
                       : env->bootstrap == GSHMEMI_BOOTSTRAP_K8S ? "k8s"
                                                                  : "uid");
         return GSHMEMX_ERR_NOT_SUPPORTED;
     case GSHMEMI_BOOTSTRAP_AUTO:
-        return have_root ? gshmemi_bootstrap_tcp_init(env, bs) : boot_start_single(env, bs);
+        return boot_start_detected(env, bs);
     default:
         GSHMEMI_ERROR(BOOT, "unknown bootstrap selector %d", env->bootstrap);
         return GSHMEMX_ERR_CONFIG;

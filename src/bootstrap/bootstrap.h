@@ -51,6 +51,9 @@ void gshmemi_bootstrap_fini(struct gshmemi_bootstrap *bs);
 /* Implementations. Each fills ops, impl, rank, nranks. */
 int gshmemi_bootstrap_single_init(struct gshmemi_bootstrap *bs);
 int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs);
+int gshmemi_bootstrap_pmix_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs);
+/* What GSHMEM_BOOTSTRAP=auto picks here ("pmix", "tcp", "single") and why, for gshmem-info. */
+const char *gshmemi_bootstrap_detect(const struct gshmemi_env *env, const char **why);
 
 /* This node's identity: GSHMEM_NODE_ID, else "<hostname>/<boot id>". */
 void gshmemi_bootstrap_node_id(const struct gshmemi_env *env, char *out, size_t outlen);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/tcp.h"
 #include "bootstrap/wire.h"
 #include "core/env.h"
 #include "core/log.h"
@@ -33,9 +34,14 @@ struct tcp_impl {
     atomic_int failed;                      /* sticky: the job is over (ABORT or lost root) */
     int quiet_lost;                         /* a lost connection is retried: not an error yet */
     struct gshmemi_bootstrap *bs;           /* to report the aborting PE's exit status */
+    char job_id[GSHMEMI_WIRE_NAME_MAX];
+    uint8_t *secret;                        /* NULL: no job secret */
+    size_t secret_len;
     pthread_mutex_t rx_lock;                /* one reader at a time; check() only tries it */
     pthread_mutex_t tx_lock;                /* whole frames on the socket */
 };
+
+static void tcp_impl_free(struct tcp_impl *t);
 
 /* Splits "host:port" or "[v6addr]:port". */
 static int tcp_parse_root(const char *text, char *host, size_t hostlen, char *port, size_t portlen)
@@ -88,25 +94,36 @@ static int tcp_connect_one(const struct addrinfo *ai, int64_t deadline)
     return fd;
 }
 
-/* Connects to host:port, retrying with backoff (the root may not be up yet) until deadline:
- * a connected fd, or -1 with the last reason in why. */
-static int tcp_connect(const char *host, const char *port, int64_t deadline, char *why, size_t whylen)
+/* Connects to one of the nroots "host:port" addresses, retrying with backoff (the root may
+ * not be up yet) until deadline: a connected fd, or -1 with the last reason in why. With
+ * several addresses, one that does not answer is given at most 2 s per round. */
+static int tcp_connect(const char *const *roots, int nroots, int64_t deadline, char *why, size_t whylen)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     long backoff_ms = 10;
     for (;;) {
-        struct addrinfo *res;
-        int gai = getaddrinfo(host, port, &hints, &res);
-        if (gai != 0) {
-            snprintf(why, whylen, "cannot resolve '%s': %s", host, gai_strerror(gai));
-        } else {
+        for (int i = 0; i < nroots; i++) {
+            char host[GSHMEMI_WIRE_NAME_MAX], port[16];
+            struct addrinfo *res;
+            if (tcp_parse_root(roots[i], host, sizeof(host), port, sizeof(port)) != 0) {
+                snprintf(why, whylen, "'%.200s' is not host:port", roots[i]);
+                continue;
+            }
+            int64_t try_until = deadline;
+            if (nroots > 1 && (deadline < 0 || deadline > gshmemi_wire_now_ms() + 2000))
+                try_until = gshmemi_wire_now_ms() + 2000;
+            int gai = getaddrinfo(host, port, &hints, &res);
+            if (gai != 0) {
+                snprintf(why, whylen, "cannot resolve '%s': %s", host, gai_strerror(gai));
+                continue;
+            }
             for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-                int fd = tcp_connect_one(ai, deadline);
+                int fd = tcp_connect_one(ai, try_until);
                 if (fd >= 0) {
                     freeaddrinfo(res);
                     return fd;
                 }
-                snprintf(why, whylen, "connect: %s", strerror(-fd));
+                snprintf(why, whylen, "connect to %.200s: %s", roots[i], strerror(-fd));
             }
             freeaddrinfo(res);
         }
@@ -282,9 +299,7 @@ static int tcp_finalize(struct gshmemi_bootstrap *bs)
         tcp_send(t, GSHMEMI_WIRE_BYE, 0, NULL, 0, TCP_FAREWELL_TIMEOUT_S, err, sizeof(err)) != 0)
         GSHMEMI_WARN(BOOT, "finalize: %s", err);
     close(t->fd);
-    pthread_mutex_destroy(&t->rx_lock);
-    pthread_mutex_destroy(&t->tx_lock);
-    free(t);
+    tcp_impl_free(t);
     bs->impl = NULL;
     return 0;
 }
@@ -299,18 +314,49 @@ static const struct gshmemi_bootstrap_ops tcp_ops = {
     .finalize = tcp_finalize,
 };
 
-/* HELLO, then WELCOME (or the root's reason for refusing us). */
-static int tcp_hello(struct tcp_impl *t, const struct gshmemi_env *env)
+/* Answers the root's CHALLENGE (its header read) with the proof of the job secret. */
+static int tcp_answer_challenge(struct tcp_impl *t, const struct gshmemi_wire_header *h, const char *what)
+{
+    uint8_t nonce[GSHMEMI_WIRE_NONCE_SIZE], proof[GSHMEMI_WIRE_PROOF_SIZE];
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    if (h->length != sizeof(nonce)) {
+        snprintf(err, sizeof(err), "%s sent a %u-byte CHALLENGE, expected %zu", t->peer, h->length, sizeof(nonce));
+        return tcp_fail(t, GSHMEMX_ERR_PROTOCOL, what, err);
+    }
+    int rc = gshmemi_wire_read_all(t->fd, nonce, sizeof(nonce), gshmemi_wire_deadline(t->timeout), t->peer, err,
+                                   sizeof(err));
+    if (rc) return tcp_fail(t, rc, what, err);
+    gshmemi_wire_auth_proof(t->secret, t->secret_len, nonce, t->rank, t->job_id, proof);
+    rc = tcp_send(t, GSHMEMI_WIRE_AUTH, 0, proof, sizeof(proof), t->timeout, err, sizeof(err));
+    return rc ? tcp_fail(t, rc, what, err) : 0;
+}
+
+/* HELLO, then (with a job secret) CHALLENGE and AUTH, then WELCOME, or the root's
+ * reason for refusing us. */
+static int tcp_hello(struct tcp_impl *t)
 {
     struct gshmemi_wire_hello hello = {.rank = t->rank, .nranks = t->nranks, .pid = (uint32_t)getpid()};
     uint8_t buf[GSHMEMI_WIRE_HELLO_MAX], welcome[GSHMEMI_WIRE_WELCOME_SIZE];
     char err[GSHMEMI_WIRE_ERR_MAX];
     const char *what = "joining the job at the bootstrap root";
     gethostname(hello.host, sizeof(hello.host) - 1);
-    snprintf(hello.job_id, sizeof(hello.job_id), "%s", env->job_id ? env->job_id : "");
+    snprintf(hello.job_id, sizeof(hello.job_id), "%s", t->job_id);
+    hello.auth_method = t->secret_len > 0 ? GSHMEMI_WIRE_AUTH_HMAC_SHA256 : GSHMEMI_WIRE_AUTH_NONE;
     size_t n = gshmemi_wire_hello_encode(&hello, buf);
     int rc = tcp_send(t, GSHMEMI_WIRE_HELLO, 0, buf, n, t->timeout, err, sizeof(err));
     if (rc) return tcp_fail(t, rc, what, err);
+    if (t->secret_len == 0) return tcp_await(t, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome), what);
+    struct gshmemi_wire_header h;
+    int64_t deadline = gshmemi_wire_deadline(t->timeout);
+    rc = gshmemi_wire_recv_header(t->fd, &h, deadline, t->peer, err, sizeof(err));
+    if (rc) return tcp_fail(t, rc, what, err);
+    if (h.type == GSHMEMI_WIRE_ABORT || h.type == GSHMEMI_WIRE_ERROR) return tcp_handle_notice(t, &h, deadline, what);
+    if (h.type != GSHMEMI_WIRE_CHALLENGE) {
+        snprintf(err, sizeof(err), "%s sent %s, expected CHALLENGE for the job secret", t->peer,
+                 gshmemi_wire_type_name(h.type));
+        return tcp_fail(t, GSHMEMX_ERR_PROTOCOL, what, err);
+    }
+    if ((rc = tcp_answer_challenge(t, &h, what)) != 0) return rc;
     return tcp_await(t, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome), what);
 }
 
@@ -332,46 +378,63 @@ static int tcp_check_env(const struct gshmemi_env *env)
     return 0;
 }
 
-static int tcp_impl_create(const struct gshmemi_env *env, struct tcp_impl **out)
+static void tcp_impl_free(struct tcp_impl *t)
+{
+    pthread_mutex_destroy(&t->rx_lock);
+    pthread_mutex_destroy(&t->tx_lock);
+    if (t->secret != NULL) memset(t->secret, 0, t->secret_len);
+    free(t->secret);
+    free(t);
+}
+
+static int tcp_impl_create(const struct gshmemi_tcp_join *j, struct tcp_impl **out)
 {
     struct tcp_impl *t = calloc(1, sizeof(*t));
     if (t == NULL) return GSHMEMX_ERR_NOMEM;
     t->fd = -1;
-    t->rank = (int)env->rank;
-    t->nranks = (int)env->nranks;
-    t->timeout = env->timeout;
+    t->rank = j->rank;
+    t->nranks = j->nranks;
+    t->timeout = j->timeout;
     atomic_init(&t->failed, 0);
     pthread_mutex_init(&t->rx_lock, NULL);
     pthread_mutex_init(&t->tx_lock, NULL);
-    snprintf(t->peer, sizeof(t->peer), "bootstrap root %s", env->bootstrap_root);
+    snprintf(t->job_id, sizeof(t->job_id), "%s", j->job_id ? j->job_id : "");
+    snprintf(t->peer, sizeof(t->peer), "bootstrap root %s%s", j->roots[0], j->nroots > 1 ? " (or another of its addresses)" : "");
+    if (j->secret_len > 0 && (t->secret = malloc(j->secret_len)) == NULL) {
+        tcp_impl_free(t);
+        return GSHMEMX_ERR_NOMEM;
+    }
+    if (j->secret_len > 0) memcpy(t->secret, j->secret, j->secret_len);
+    t->secret_len = j->secret_len;
     *out = t;
     return 0;
 }
 
-int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
+int gshmemi_bootstrap_tcp_join(const struct gshmemi_tcp_join *j, struct gshmemi_bootstrap *bs)
 {
-    char host[GSHMEMI_WIRE_NAME_MAX], port[16], why[GSHMEMI_WIRE_ERR_MAX] = "no address to try";
+    char why[GSHMEMI_WIRE_ERR_MAX] = "no address to try";
     struct tcp_impl *t;
-    int rc = tcp_check_env(env);
-    if (rc) return rc;
-    if (tcp_parse_root(env->bootstrap_root, host, sizeof(host), port, sizeof(port)) != 0) {
-        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_ROOT=%s: expected host:port or [ipv6]:port", env->bootstrap_root);
-        return GSHMEMX_ERR_CONFIG;
+    int rc;
+    if (j->nroots < 1 || j->nroots > GSHMEMI_TCP_JOIN_ROOTS_MAX || j->nranks < 1 || j->rank < 0 ||
+        j->rank >= j->nranks) {
+        GSHMEMI_ERROR(BOOT, "tcp bootstrap: bad join request (rank %d of %d, %d root addresses)", j->rank, j->nranks,
+                      j->nroots);
+        return GSHMEMX_ERR_INVALID_ARG;
     }
-    if ((rc = tcp_impl_create(env, &t)) != 0) return rc;
+    if ((rc = tcp_impl_create(j, &t)) != 0) return rc;
     /* A root flooded with connections may close ours before reading the HELLO: once more. */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (t->fd >= 0) close(t->fd);
         atomic_store(&t->failed, 0);
-        t->fd = tcp_connect(host, port, gshmemi_wire_deadline(env->timeout), why, sizeof(why));
+        t->fd = tcp_connect(j->roots, j->nroots, gshmemi_wire_deadline(j->timeout), why, sizeof(why));
         if (t->fd < 0) {
-            GSHMEMI_ERROR(BOOT, "could not reach the %s within %g s (GSHMEM_TIMEOUT): %s", t->peer, env->timeout,
+            GSHMEMI_ERROR(BOOT, "could not reach the %s within %g s (GSHMEM_TIMEOUT): %s", t->peer, j->timeout,
                           why);
             rc = GSHMEMX_ERR_TIMEOUT;
             goto err_free;
         }
         t->quiet_lost = attempt == 0;
-        rc = tcp_hello(t, env);
+        rc = tcp_hello(t);
         t->quiet_lost = 0;
         if (rc != GSHMEMX_ERR_PEER_LOST) break;
     }
@@ -381,13 +444,32 @@ int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_boo
     t->bs = bs;
     bs->rank = t->rank;
     bs->nranks = t->nranks;
-    GSHMEMI_INFO(BOOT, "joined the job through the %s as PE %d of %d", t->peer, t->rank, t->nranks);
+    GSHMEMI_INFO(BOOT, "joined the job through the %s as PE %d of %d%s", t->peer, t->rank, t->nranks,
+                 t->secret_len ? " (job secret accepted)" : "");
     return 0;
 err_close:
     close(t->fd);
 err_free:
-    pthread_mutex_destroy(&t->rx_lock);
-    pthread_mutex_destroy(&t->tx_lock);
-    free(t);
+    tcp_impl_free(t);
+    return rc;
+}
+
+int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
+{
+    char host[GSHMEMI_WIRE_NAME_MAX], port[16];
+    uint8_t *secret = malloc(GSHMEMI_WIRE_SECRET_MAX);
+    int rc = tcp_check_env(env);
+    if (rc == 0 && tcp_parse_root(env->bootstrap_root, host, sizeof(host), port, sizeof(port)) != 0) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_ROOT=%s: expected host:port or [ipv6]:port", env->bootstrap_root);
+        rc = GSHMEMX_ERR_CONFIG;
+    }
+    if (rc == 0 && secret == NULL) rc = GSHMEMX_ERR_NOMEM;
+    struct gshmemi_tcp_join j = {.roots = {env->bootstrap_root}, .nroots = 1, .rank = (int)env->rank,
+                                 .nranks = (int)env->nranks, .job_id = env->job_id ? env->job_id : "",
+                                 .secret = secret, .timeout = env->timeout};
+    if (rc == 0) rc = gshmemi_wire_secret_load(env->bootstrap_secret, env->bootstrap_secret_file, secret, &j.secret_len);
+    if (rc == 0) rc = gshmemi_bootstrap_tcp_join(&j, bs);
+    if (secret != NULL) memset(secret, 0, GSHMEMI_WIRE_SECRET_MAX);
+    free(secret);
     return rc;
 }

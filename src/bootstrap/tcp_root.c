@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bootstrap/sha256.h"
 #include "bootstrap/wire.h"
 #include "core/log.h"
 #include "gshmem/status.h"
@@ -260,9 +261,14 @@ static const char *root_hello_problem(struct gshmemi_tcp_root *root, const struc
     else if (root->job_id[0] != '\0' && strcmp(h->job_id, root->job_id) != 0)
         snprintf(why, whylen, "PE %d belongs to job '%.100s', the root serves job '%.100s'", (int)h->rank, h->job_id,
                  root->job_id);
-    else if (h->auth_method != GSHMEMI_WIRE_AUTH_NONE)
+    else if (h->auth_method != GSHMEMI_WIRE_AUTH_NONE && h->auth_method != GSHMEMI_WIRE_AUTH_HMAC_SHA256)
         snprintf(why, whylen, "PE %d uses unsupported authentication method %u", (int)h->rank,
                  (unsigned)h->auth_method);
+    else if (root->secret != NULL && h->auth_method == GSHMEMI_WIRE_AUTH_NONE)
+        snprintf(why, whylen, "no job secret: PE %d did not offer one and this job requires it "
+                 "(GSHMEM_BOOTSTRAP_SECRET)", (int)h->rank);
+    else if (root->secret == NULL && h->auth_method != GSHMEMI_WIRE_AUTH_NONE)
+        snprintf(why, whylen, "PE %d has a job secret but this root was started without one", (int)h->rank);
     else if (root->rank_seen[h->rank] && root->slot_of_rank[h->rank] >= 0)
         snprintf(why, whylen, "duplicate rank %d (already connected: %s)", (int)h->rank,
                  root->conns[root->slot_of_rank[h->rank]].peer);
@@ -273,6 +279,34 @@ static const char *root_hello_problem(struct gshmemi_tcp_root *root, const struc
     else
         return NULL;
     return why;
+}
+
+/* h is this job's PE (and proved it holds the secret, if one is required). */
+static void root_admit(struct gshmemi_tcp_root *root, struct root_conn *c, const struct gshmemi_wire_hello *h)
+{
+    char addr[ROOT_PEER_MAX];
+    snprintf(addr, sizeof(addr), "%s", c->peer);
+    snprintf(c->peer, sizeof(c->peer), "PE %d (%.60s pid %u, %.40s)", (int)h->rank, h->host, (unsigned)h->pid, addr);
+    c->rank = h->rank;
+    root->rank_seen[h->rank] = 1;
+    root->slot_of_rank[h->rank] = (int)(c - root->conns);
+    uint8_t welcome[GSHMEMI_WIRE_WELCOME_SIZE] = {0}; /* u32 nranks, u32 flags: informational */
+    for (int i = 0; i < 4; i++) welcome[i] = (uint8_t)((uint32_t)root->nranks >> (8 * i));
+    GSHMEMI_INFO(BOOT, "bootstrap root: %s joined", c->peer);
+    if (root_send(root, c, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome)))
+        root_rank_lost(root, c, "could not send WELCOME");
+}
+
+/* Sends a fresh nonce; the HELLO waits in c for the AUTH that answers it. */
+static void root_challenge(struct gshmemi_tcp_root *root, struct root_conn *c, const struct gshmemi_wire_hello *h)
+{
+    c->challenged = malloc(sizeof(*c->challenged));
+    if (c->challenged == NULL || gshmemi_wire_random(c->nonce, sizeof(c->nonce)) != 0) {
+        root_refuse(root, c, GSHMEMX_ERR_SYSTEM, "the root could not make a challenge");
+        return;
+    }
+    *c->challenged = *h;
+    if (root_send(root, c, GSHMEMI_WIRE_CHALLENGE, 0, c->nonce, sizeof(c->nonce))) root_close_conn(root, c);
 }
 
 static void root_handle_hello(struct gshmemi_tcp_root *root, struct root_conn *c)
@@ -287,17 +321,35 @@ static void root_handle_hello(struct gshmemi_tcp_root *root, struct root_conn *c
         root_refuse(root, c, GSHMEMX_ERR_BOOTSTRAP, why);
         return;
     }
-    char addr[ROOT_PEER_MAX];
-    snprintf(addr, sizeof(addr), "%s", c->peer);
-    snprintf(c->peer, sizeof(c->peer), "PE %d (%.60s pid %u, %.40s)", (int)h.rank, h.host, (unsigned)h.pid, addr);
-    c->rank = h.rank;
-    root->rank_seen[h.rank] = 1;
-    root->slot_of_rank[h.rank] = (int)(c - root->conns);
-    uint8_t welcome[GSHMEMI_WIRE_WELCOME_SIZE] = {0}; /* u32 nranks, u32 flags: informational */
-    for (int i = 0; i < 4; i++) welcome[i] = (uint8_t)((uint32_t)root->nranks >> (8 * i));
-    GSHMEMI_INFO(BOOT, "bootstrap root: %s joined", c->peer);
-    if (root_send(root, c, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome)))
-        root_rank_lost(root, c, "could not send WELCOME");
+    if (root->secret != NULL) root_challenge(root, c, &h);
+    else root_admit(root, c, &h);
+}
+
+static void root_handle_auth(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    struct gshmemi_wire_hello h = *c->challenged;
+    uint8_t want[GSHMEMI_WIRE_PROOF_SIZE];
+    char why[GSHMEMI_WIRE_MSG_MAX];
+    if (c->hdr.length != GSHMEMI_WIRE_PROOF_SIZE) {
+        snprintf(why, sizeof(why), "bad job secret: PE %d sent a %u-byte proof, expected %d", (int)h.rank,
+                 c->hdr.length, GSHMEMI_WIRE_PROOF_SIZE);
+        root_refuse(root, c, GSHMEMX_ERR_BOOTSTRAP, why);
+        return;
+    }
+    gshmemi_wire_auth_proof(root->secret, root->secret_len, c->nonce, h.rank, h.job_id, want);
+    if (!gshmemi_hmac_equal(want, c->payload, sizeof(want))) {
+        snprintf(why, sizeof(why), "bad job secret (PE %d)", (int)h.rank);
+        root_refuse(root, c, GSHMEMX_ERR_BOOTSTRAP, why);
+        return;
+    }
+    /* Another connection may have taken the rank while this one answered. */
+    if (root_hello_problem(root, &h, why, sizeof(why)) != NULL) {
+        root_refuse(root, c, GSHMEMX_ERR_BOOTSTRAP, why);
+        return;
+    }
+    free(c->challenged);
+    c->challenged = NULL;
+    root_admit(root, c, &h);
 }
 
 /* Dispatches c's complete frame. */
@@ -305,7 +357,8 @@ static void root_handle_frame(struct gshmemi_tcp_root *root, struct root_conn *c
 {
     char why[GSHMEMI_WIRE_MSG_MAX];
     if (c->rank < 0) {
-        root_handle_hello(root, c);
+        if (c->challenged != NULL) root_handle_auth(root, c);
+        else root_handle_hello(root, c);
         return;
     }
     switch (c->hdr.type) {
@@ -327,8 +380,10 @@ static int root_take_header(struct gshmemi_tcp_root *root, struct root_conn *c)
 {
     char why[GSHMEMI_WIRE_ERR_MAX];
     int rc = gshmemi_wire_header_decode(c->hdr_buf, GSHMEMI_WIRE_HEADER_SIZE, &c->hdr, why, sizeof(why));
-    if (rc == 0 && c->rank < 0 && c->hdr.type != GSHMEMI_WIRE_HELLO) {
-        snprintf(why, sizeof(why), "expected HELLO, got %s", gshmemi_wire_type_name(c->hdr.type));
+    unsigned want = c->challenged != NULL ? GSHMEMI_WIRE_AUTH : GSHMEMI_WIRE_HELLO;
+    if (rc == 0 && c->rank < 0 && c->hdr.type != want) {
+        snprintf(why, sizeof(why), "expected %s, got %s", gshmemi_wire_type_name(want),
+                 gshmemi_wire_type_name(c->hdr.type));
         rc = GSHMEMX_ERR_PROTOCOL;
     }
     if (rc == 0 && (c->payload = malloc((size_t)c->hdr.length + 1)) == NULL) { /* never NULL, even for 0 bytes */
@@ -598,6 +653,28 @@ int gshmemi_tcp_root_join(struct gshmemi_tcp_root *root)
     pthread_join(root->thread, NULL);
     root->thread_started = 0;
     return root->thread_result;
+}
+
+int gshmemi_tcp_root_wait(struct gshmemi_tcp_root *root, double timeout_s)
+{
+    if (!root->thread_started) return GSHMEMX_ERR_INVALID_ARG;
+    if (timeout_s <= 0) return gshmemi_tcp_root_join(root);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)timeout_s;
+    ts.tv_nsec += (long)((timeout_s - (double)(time_t)timeout_s) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    if (pthread_timedjoin_np(root->thread, NULL, &ts) == 0) {
+        root->thread_started = 0;
+        return root->thread_result;
+    }
+    GSHMEMI_INFO(BOOT, "bootstrap root: stopped after %g s with PEs still connected", timeout_s);
+    gshmemi_tcp_root_stop(root);
+    gshmemi_tcp_root_join(root);
+    return GSHMEMX_ERR_TIMEOUT;
 }
 
 void gshmemi_tcp_root_stop(struct gshmemi_tcp_root *root)

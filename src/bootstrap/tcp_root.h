@@ -9,7 +9,7 @@
  * before BYE (gshmemi_tcp_root_rank_gone: a PE that never joined cannot hang the
  * others), every other PE receives ABORT naming that PE. A connection that is
  * not a well-formed HELLO of this job (garbage, another protocol version, rank out
- * of range, duplicate rank, nranks or job id mismatch) is refused with a logged
+ * of range, duplicate rank, nranks or job id mismatch, missing or wrong job secret) is refused with a logged
  * reason and an ERROR frame; the root keeps serving. Up to nranks + 64 connections
  * may wait for their HELLO at once; beyond that a connection is closed unanswered
  * (a PE's client then connects once more).
@@ -20,6 +20,8 @@
 #ifndef GSHMEMI_BOOTSTRAP_TCP_ROOT_H
 #define GSHMEMI_BOOTSTRAP_TCP_ROOT_H
 
+#include <stddef.h>
+
 struct gshmemi_tcp_root;
 
 struct gshmemi_tcp_root_config {
@@ -29,12 +31,19 @@ struct gshmemi_tcp_root_config {
     const char *job_id;    /* non-empty: a HELLO must carry this job id; NULL or "": any */
     double timeout;        /* seconds a connection may take to say HELLO, and a send to a
                               PE may stall, before that peer is dropped; <= 0: never */
+    const void *secret;    /* job secret every PE must prove it holds (see wire.h); NULL: none */
+    size_t secret_len;
 };
 
 /* Creates the root and starts listening (so the port is known before any PE starts).
  * Returns 0, GSHMEMX_ERR_INVALID_ARG, GSHMEMX_ERR_SYSTEM (bind/listen, logged) or
  * GSHMEMX_ERR_NOMEM. */
 int gshmemi_tcp_root_create(const struct gshmemi_tcp_root_config *cfg, struct gshmemi_tcp_root **out);
+
+/* The same on listen_fd, an already listening socket (the root owns it from now on,
+ * also on failure). */
+int gshmemi_tcp_root_create_on(const struct gshmemi_tcp_root_config *cfg, int listen_fd,
+                               struct gshmemi_tcp_root **out);
 
 /* The port listened on. */
 int gshmemi_tcp_root_port(const struct gshmemi_tcp_root *root);
@@ -54,6 +63,10 @@ int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root);
 /* Runs gshmemi_tcp_root_run in a new thread; join waits for it and returns its result. */
 int gshmemi_tcp_root_start_thread(struct gshmemi_tcp_root *root);
 int gshmemi_tcp_root_join(struct gshmemi_tcp_root *root);
+
+/* join, waiting at most timeout_s (<= 0: no limit); past it the root is stopped and
+ * GSHMEMX_ERR_TIMEOUT returned. */
+int gshmemi_tcp_root_wait(struct gshmemi_tcp_root *root, double timeout_s);
 
 /* The launcher saw rank's process end (wait_status as from waitpid). When the rank
  * never said BYE (it never joined, or it left without finalizing) the job is over:

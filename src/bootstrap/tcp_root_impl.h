@@ -31,6 +31,9 @@ struct root_conn {
     struct gshmemi_wire_header hdr;
     uint8_t *payload;
     size_t payload_got;
+    /* Between CHALLENGE and AUTH: the HELLO being proven and the nonce sent. */
+    struct gshmemi_wire_hello *challenged;
+    uint8_t nonce[GSHMEMI_WIRE_NONCE_SIZE];
 };
 
 struct gshmemi_tcp_root {
@@ -38,6 +41,8 @@ struct gshmemi_tcp_root {
     double timeout;
     char job_id[GSHMEMI_WIRE_NAME_MAX];
     char address[GSHMEMI_WIRE_NAME_MAX + 16];
+    uint8_t *secret; /* NULL: PEs say HELLO without proof */
+    size_t secret_len;
     int port;
     int listen_fd;
     int stop_pipe[2];   /* wakes run: a stop request or gone ranks */
@@ -71,6 +76,7 @@ struct gshmemi_tcp_root {
 static inline void root_conn_reset(struct root_conn *c)
 {
     free(c->payload);
+    free(c->challenged);
     memset(c, 0, sizeof(*c));
     c->fd = -1;
     c->rank = -1;

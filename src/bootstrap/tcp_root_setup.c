@@ -97,29 +97,79 @@ static int root_alloc(struct gshmemi_tcp_root *root, int nranks)
     return 0;
 }
 
-int gshmemi_tcp_root_create(const struct gshmemi_tcp_root_config *cfg, struct gshmemi_tcp_root **out)
+/* Takes over an already listening socket. */
+static int root_adopt(struct gshmemi_tcp_root *root, const char *host, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    root->listen_fd = fd;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+        GSHMEMI_ERROR(BOOT, "bootstrap root: unusable listening socket: %s", strerror(errno));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    root->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                : ((struct sockaddr_in *)&ss)->sin_port);
+    char name[GSHMEMI_WIRE_NAME_MAX] = "localhost";
+    if (host == NULL) gethostname(name, sizeof(name) - 1);
+    else snprintf(name, sizeof(name), "%s", host);
+    snprintf(root->address, sizeof(root->address), strchr(name, ':') ? "[%s]:%d" : "%s:%d", name, root->port);
+    return 0;
+}
+
+static int root_create(const struct gshmemi_tcp_root_config *cfg, int listen_fd, struct gshmemi_tcp_root **out)
 {
     *out = NULL;
-    if (cfg->nranks < 1 || cfg->port < 0 || cfg->port > 65535) {
-        GSHMEMI_ERROR(BOOT, "bootstrap root: invalid configuration (nranks %d, port %d)", cfg->nranks, cfg->port);
+    if (cfg->nranks < 1 || cfg->port < 0 || cfg->port > 65535 || cfg->secret_len > GSHMEMI_WIRE_SECRET_MAX ||
+        (cfg->secret_len > 0 && cfg->secret == NULL)) {
+        GSHMEMI_ERROR(BOOT, "bootstrap root: invalid configuration (nranks %d, port %d, secret of %zu bytes)",
+                      cfg->nranks, cfg->port, cfg->secret_len);
+        if (listen_fd >= 0) close(listen_fd);
         return GSHMEMX_ERR_INVALID_ARG;
     }
     struct gshmemi_tcp_root *root = calloc(1, sizeof(*root));
-    if (root == NULL) return GSHMEMX_ERR_NOMEM;
+    if (root == NULL) {
+        if (listen_fd >= 0) close(listen_fd);
+        return GSHMEMX_ERR_NOMEM;
+    }
     atomic_init(&root->stopping, 0);
     pthread_mutex_init(&root->gone_lock, NULL);
     root->timeout = cfg->timeout;
     snprintf(root->job_id, sizeof(root->job_id), "%s", cfg->job_id ? cfg->job_id : "");
     int rc = root_alloc(root, cfg->nranks);
+    if (rc == 0 && cfg->secret_len > 0) {
+        root->secret = malloc(cfg->secret_len);
+        if (root->secret == NULL) rc = GSHMEMX_ERR_NOMEM;
+        else memcpy(root->secret, cfg->secret, cfg->secret_len);
+        root->secret_len = cfg->secret_len;
+    }
     const char *host = (cfg->bind_host && cfg->bind_host[0]) ? cfg->bind_host : NULL;
-    if (rc == 0) rc = root_listen(root, host, cfg->port);
+    if (listen_fd >= 0 && rc != 0) close(listen_fd);
+    else if (listen_fd >= 0) rc = root_adopt(root, host, listen_fd);
+    else if (rc == 0) rc = root_listen(root, host, cfg->port);
     if (rc != 0) {
         gshmemi_tcp_root_destroy(root);
         return rc;
     }
-    GSHMEMI_INFO(BOOT, "bootstrap root: listening on %s for %d PEs", root->address, root->nranks);
+    GSHMEMI_INFO(BOOT, "bootstrap root: listening on %s for %d PEs%s", root->address, root->nranks,
+                 root->secret ? ", job secret required" : "");
     *out = root;
     return 0;
+}
+
+int gshmemi_tcp_root_create(const struct gshmemi_tcp_root_config *cfg, struct gshmemi_tcp_root **out)
+{
+    return root_create(cfg, -1, out);
+}
+
+int gshmemi_tcp_root_create_on(const struct gshmemi_tcp_root_config *cfg, int listen_fd,
+                               struct gshmemi_tcp_root **out)
+{
+    if (listen_fd < 0) {
+        *out = NULL;
+        return GSHMEMX_ERR_INVALID_ARG;
+    }
+    return root_create(cfg, listen_fd, out);
 }
 
 void gshmemi_tcp_root_destroy(struct gshmemi_tcp_root *root)
@@ -140,6 +190,8 @@ void gshmemi_tcp_root_destroy(struct gshmemi_tcp_root *root)
     free(root->contrib);
     free(root->rank_gone);
     free(root->gone_queue);
+    if (root->secret != NULL) memset(root->secret, 0, root->secret_len);
+    free(root->secret);
     pthread_mutex_destroy(&root->gone_lock);
     free(root);
 }

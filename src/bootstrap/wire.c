@@ -6,15 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 
+#include "bootstrap/sha256.h"
+#include "core/log.h"
 #include "gshmem/status.h"
 
 static const char *const wire_type_names[GSHMEMI_WIRE_TYPE_END] = {
     [GSHMEMI_WIRE_HELLO] = "HELLO",   [GSHMEMI_WIRE_WELCOME] = "WELCOME", [GSHMEMI_WIRE_GATHER] = "GATHER",
     [GSHMEMI_WIRE_RESULT] = "RESULT", [GSHMEMI_WIRE_ERROR] = "ERROR",     [GSHMEMI_WIRE_ABORT] = "ABORT",
-    [GSHMEMI_WIRE_BYE] = "BYE",
+    [GSHMEMI_WIRE_BYE] = "BYE",       [GSHMEMI_WIRE_CHALLENGE] = "CHALLENGE", [GSHMEMI_WIRE_AUTH] = "AUTH",
 };
 
 const char *gshmemi_wire_type_name(unsigned type)
@@ -33,8 +36,70 @@ uint32_t gshmemi_wire_max_payload(unsigned type)
     case GSHMEMI_WIRE_ERROR: return GSHMEMI_WIRE_ERROR_MAX;
     case GSHMEMI_WIRE_ABORT: return GSHMEMI_WIRE_ABORT_SIZE;
     case GSHMEMI_WIRE_BYE: return 0;
+    case GSHMEMI_WIRE_CHALLENGE: return GSHMEMI_WIRE_NONCE_SIZE;
+    case GSHMEMI_WIRE_AUTH: return GSHMEMI_WIRE_PROOF_SIZE;
     default: return 0;
     }
+}
+
+void gshmemi_wire_auth_proof(const void *secret, size_t secret_len, const uint8_t nonce[GSHMEMI_WIRE_NONCE_SIZE],
+                             int32_t rank, const char *job_id, uint8_t out[GSHMEMI_WIRE_PROOF_SIZE])
+{
+    uint8_t rank_le[4];
+    for (int i = 0; i < 4; i++) rank_le[i] = (uint8_t)((uint32_t)rank >> (8 * i));
+    const void *parts[3] = {nonce, rank_le, job_id};
+    size_t lens[3] = {GSHMEMI_WIRE_NONCE_SIZE, sizeof(rank_le), strlen(job_id)};
+    gshmemi_hmac_sha256(secret, secret_len, parts, lens, 3, out);
+}
+
+int gshmemi_wire_secret_load(const char *text, const char *file, uint8_t *out, size_t *len)
+{
+    int have_text = text != NULL && text[0] != '\0', have_file = file != NULL && file[0] != '\0';
+    *len = 0;
+    if (have_text && have_file) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_SECRET and GSHMEM_BOOTSTRAP_SECRET_FILE are both set: set one");
+        return GSHMEMX_ERR_CONFIG;
+    }
+    if (have_text) {
+        size_t n = strlen(text);
+        if (n > GSHMEMI_WIRE_SECRET_MAX) {
+            GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_SECRET is %zu bytes, longer than %d", n, GSHMEMI_WIRE_SECRET_MAX);
+            return GSHMEMX_ERR_CONFIG;
+        }
+        memcpy(out, text, n);
+        *len = n;
+        return 0;
+    }
+    if (!have_file) return 0;
+    FILE *f = fopen(file, "rb");
+    if (f == NULL) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_SECRET_FILE=%s: cannot read the job secret: %s", file, strerror(errno));
+        return GSHMEMX_ERR_CONFIG;
+    }
+    size_t n = fread(out, 1, GSHMEMI_WIRE_SECRET_MAX, f);
+    int bad = ferror(f), more = !bad && fgetc(f) != EOF;
+    fclose(f);
+    if (n > 0 && out[n - 1] == '\n') n--;
+    if (bad || more || n == 0) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_SECRET_FILE=%s: the job secret file is %s", file,
+                      bad ? "unreadable" : more ? "longer than 4096 bytes" : "empty");
+        return GSHMEMX_ERR_CONFIG;
+    }
+    *len = n;
+    return 0;
+}
+
+int gshmemi_wire_random(void *out, size_t len)
+{
+    uint8_t *p = out;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return GSHMEMX_ERR_SYSTEM;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }
 
 static void wire_put16(uint8_t *p, uint16_t v)

@@ -21,14 +21,14 @@
 #include <stdint.h>
 
 #define GSHMEMI_WIRE_MAGIC 0x42485347u /* bytes 'G' 'S' 'H' 'B' */
-#define GSHMEMI_WIRE_VERSION 1
+#define GSHMEMI_WIRE_VERSION 2
 #define GSHMEMI_WIRE_HEADER_SIZE 20
 #define GSHMEMI_WIRE_ROOT (-1)
 /* Largest GATHER/RESULT payload (a whole allgather result). */
 #define GSHMEMI_WIRE_MAX_PAYLOAD (256u << 20)
 /* Longest host name / job id carried in HELLO, including the NUL. */
 #define GSHMEMI_WIRE_NAME_MAX 256
-/* Room for the job secret's challenge response (GSHMEM_BOOTSTRAP_SECRET, later). */
+/* Room for HELLO's auth bytes (unused: the job secret's proof travels in AUTH). */
 #define GSHMEMI_WIRE_AUTH_MAX 512
 /* Longest ERROR message, including the NUL. */
 #define GSHMEMI_WIRE_MSG_MAX 512
@@ -43,6 +43,8 @@ enum gshmemi_wire_type {
     GSHMEMI_WIRE_ERROR,     /* root -> PE: refusal or collective error (struct gshmemi_wire_error) */
     GSHMEMI_WIRE_ABORT,     /* both ways: the job is ending (struct gshmemi_wire_abort) */
     GSHMEMI_WIRE_BYE,       /* PE -> root: clean disconnect follows */
+    GSHMEMI_WIRE_CHALLENGE, /* root -> PE, after an HMAC HELLO: GSHMEMI_WIRE_NONCE_SIZE random bytes */
+    GSHMEMI_WIRE_AUTH,      /* PE -> root: gshmemi_wire_auth_proof over that nonce */
     GSHMEMI_WIRE_TYPE_END
 };
 
@@ -55,9 +57,19 @@ struct gshmemi_wire_header {
     uint32_t length;
 };
 
-/* How a HELLO proves it belongs to the job. Only NONE exists; the job secret's
- * challenge-response will add a method and use the auth bytes. */
-enum gshmemi_wire_auth { GSHMEMI_WIRE_AUTH_NONE = 0 };
+/*
+ * How a HELLO proves it belongs to the job. With a job secret configured
+ * (GSHMEM_BOOTSTRAP_SECRET / _FILE) a PE says HELLO with method HMAC_SHA256; the
+ * root answers CHALLENGE (a fresh random nonce), the PE answers AUTH with
+ * HMAC-SHA256(secret, nonce || u32 rank (LE) || job id), and the root checks it
+ * before WELCOME. The secret never travels. Root and PEs must agree: a root with a
+ * secret refuses a NONE HELLO, a root without one refuses an HMAC HELLO.
+ */
+enum gshmemi_wire_auth { GSHMEMI_WIRE_AUTH_NONE = 0, GSHMEMI_WIRE_AUTH_HMAC_SHA256 = 1 };
+#define GSHMEMI_WIRE_NONCE_SIZE 32
+#define GSHMEMI_WIRE_PROOF_SIZE 32
+/* Longest job secret, in bytes. */
+#define GSHMEMI_WIRE_SECRET_MAX 4096
 
 struct gshmemi_wire_hello {
     int32_t rank;
@@ -92,6 +104,18 @@ struct gshmemi_wire_abort {
 };
 #define GSHMEMI_WIRE_ABORT_SIZE 12
 #define GSHMEMI_WIRE_WELCOME_SIZE 8
+
+/* The AUTH payload for rank in job_id answering nonce. */
+void gshmemi_wire_auth_proof(const void *secret, size_t secret_len, const uint8_t nonce[GSHMEMI_WIRE_NONCE_SIZE],
+                             int32_t rank, const char *job_id, uint8_t out[GSHMEMI_WIRE_PROOF_SIZE]);
+/* The job secret: text (GSHMEM_BOOTSTRAP_SECRET) or the contents of file
+ * (GSHMEM_BOOTSTRAP_SECRET_FILE, one trailing newline stripped); NULL or "" is unset.
+ * out holds GSHMEMI_WIRE_SECRET_MAX bytes; *len is 0 when neither is set. Returns 0, or
+ * GSHMEMX_ERR_CONFIG (logged, naming the variable or the file) when both are set, or
+ * the file is unreadable, empty or too long. */
+int gshmemi_wire_secret_load(const char *text, const char *file, uint8_t *out, size_t *len);
+/* Fills out with len unpredictable bytes (getrandom); 0 or GSHMEMX_ERR_SYSTEM. */
+int gshmemi_wire_random(void *out, size_t len);
 
 /* "HELLO", "GATHER", ...; "unknown" outside the enum. */
 const char *gshmemi_wire_type_name(unsigned type);

@@ -38,6 +38,13 @@ const char *gshmemi_env_raw(size_t i)
     return i < gshmemi_env_row_count() ? getenv(env_rows[i].name) : NULL;
 }
 
+const char *gshmemi_env_shown(size_t i)
+{
+    const char *raw = gshmemi_env_raw(i);
+    if (raw && strcmp(env_rows[i].name, "GSHMEM_BOOTSTRAP_SECRET") == 0) return "(set, not shown)";
+    return raw;
+}
+
 int gshmemi_env_parse_size(const char *text, size_t *out)
 {
     const char *p = text;

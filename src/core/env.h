@@ -33,11 +33,17 @@
       "Write log lines to this file instead of stderr")                                            \
     X(INFO, BOOL, info, "0", "0|1", "PE 0 prints the configuration at init")                       \
     X(BOOTSTRAP, ENUM, bootstrap, "auto", "auto|tcp|pmix|k8s|uid|single",                          \
-      "How PEs find each other; auto: launcher variables, else a single PE")                        \
+      "How PEs find each other; auto: PMIx (mpirun, srun), then gshmemrun's variables, else a single PE; k8s is not built yet") \
     X(BOOTSTRAP_ROOT, STRING, bootstrap_root, "", "host:port",                                     \
       "Address of the rendezvous (set by gshmemrun)")                                               \
     X(RANK, PE, rank, "-1", "integer >= -1", "This process's PE number (set by gshmemrun)")        \
     X(NRANKS, INT, nranks, "0", "integer >= 0", "Number of PEs in the job (set by gshmemrun)")      \
+    X(BOOTSTRAP_SECRET, STRING, bootstrap_secret, "", "string (gshmemrun sets a random one)",          \
+      "Job secret every bootstrap connection proves it holds (HMAC challenge-response; never sent)") \
+    X(BOOTSTRAP_SECRET_FILE, STRING, bootstrap_secret_file, "", "path",                            \
+      "File holding the job secret (one trailing newline ignored), e.g. a mounted Kubernetes Secret") \
+    X(BOOTSTRAP_UID, STRING, bootstrap_uid, "", "host:port",                                       \
+      "Unique-ID bootstrap: where the root listens (gshmemx_get_uniqueid), or with GSHMEM_BOOTSTRAP=uid where rank 0 hosts it") \
     X(JOB_ID, STRING, job_id, "", "string", "Job identifier shared by every PE (set by gshmemrun)") \
     X(NODE_ID, STRING, node_id, "", "string", "Overrides the node identity (hostname and boot id) used to find node-local PEs")
 
@@ -94,5 +100,7 @@ size_t gshmemi_env_row_count(void);
 const struct gshmemi_env_row *gshmemi_env_row(size_t i);
 /* The value as set in the environment, or NULL when unset. */
 const char *gshmemi_env_raw(size_t i);
+/* As gshmemi_env_raw, for printing: a job secret's value is never shown. */
+const char *gshmemi_env_shown(size_t i);
 
 #endif

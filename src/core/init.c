@@ -1,4 +1,5 @@
 /* init, finalize and exit: the process state's lifetime. */
+#include "bootstrap/uid.h"
 #include "core/api.h"
 #include "core/team.h"
 
@@ -139,7 +140,7 @@ static void init_print_config(const struct gshmemi_state *st)
     if (!st->env.info || st->my_pe != 0) return;
     for (size_t i = 0; i < gshmemi_env_row_count(); i++) {
         const struct gshmemi_env_row *row = gshmemi_env_row(i);
-        const char *raw = gshmemi_env_raw(i);
+        const char *raw = gshmemi_env_shown(i);
         fprintf(stderr, "gshmem: %-24s = %s%s\n", row->name, raw ? raw : row->def, raw ? "" : " (default)");
     }
 }
@@ -165,12 +166,16 @@ static double init_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int init_all(struct gshmemi_state *st)
+static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
 {
     double t[6];
     t[0] = init_ms();
     int rc = init_env(st);
     if (rc != 0) return rc;
+    if (attr != NULL) {
+        st->env.bootstrap = GSHMEMI_BOOTSTRAP_UID;
+        gshmemi_bootstrap_uid_attach(attr);
+    }
     if ((rc = gshmemi_bootstrap_init(&st->env, &st->boot)) != 0) return rc;
     st->my_pe = st->boot.rank;
     st->n_pes = st->boot.nranks;
@@ -201,7 +206,7 @@ static int init_all(struct gshmemi_state *st)
     return 0;
 }
 
-int gshmem_init_thread(int requested, int *provided)
+static int init_thread(int requested, int *provided, const gshmemx_init_attr_t *attr)
 {
     struct gshmemi_state *st = &gshmemi_state;
     if (st->initialized) {
@@ -212,7 +217,8 @@ int gshmem_init_thread(int requested, int *provided)
         GSHMEMI_ERROR(INIT, "gshmem_init_thread: requested=%d is not a GSHMEM_THREAD_* level", requested);
         return GSHMEMX_ERR_INVALID_ARG;
     }
-    int rc = init_all(st);
+    int rc = init_all(st, attr);
+    gshmemi_bootstrap_uid_attach(NULL);
     if (rc != 0) {
         GSHMEMI_ERROR(INIT, "initialization failed: %s", gshmemx_strerror(rc));
         init_teardown(st);
@@ -228,6 +234,21 @@ int gshmem_init_thread(int requested, int *provided)
     st->initialized = 1;
     if (provided) *provided = st->thread_level;
     return 0;
+}
+
+int gshmem_init_thread(int requested, int *provided)
+{
+    return init_thread(requested, provided, NULL);
+}
+
+int gshmemx_init_attr(unsigned flags, gshmemx_init_attr_t *attr)
+{
+    if (flags != GSHMEMX_INIT_WITH_UNIQUEID || attr == NULL) {
+        GSHMEMI_ERROR(INIT, "gshmemx_init_attr: flags=%#x (only GSHMEMX_INIT_WITH_UNIQUEID is supported), attr %s",
+                      flags, attr ? "given" : "NULL");
+        return GSHMEMX_ERR_INVALID_ARG;
+    }
+    return init_thread(GSHMEM_THREAD_MULTIPLE, NULL, attr);
 }
 
 void gshmem_init(void)

@@ -193,8 +193,9 @@ static int run_env_overridden(const char *entry, const char *const *names, int n
 }
 
 /* Set by gshmemrun in every PE; neither inherited nor taken from -x. */
+/* GSHMEM_BOOTSTRAP_SECRET: the PEs get the root's, the user's (from gshmemrun's environment) or a random one. */
 static const char *const run_launcher_vars[] = {"GSHMEM_BOOTSTRAP", "GSHMEM_BOOTSTRAP_ROOT", "GSHMEM_RANK",
-                                                "GSHMEM_NRANKS", "GSHMEM_JOB_ID"};
+                                                "GSHMEM_NRANKS", "GSHMEM_JOB_ID", "GSHMEM_BOOTSTRAP_SECRET"};
 #define RUN_NLAUNCHER_VARS ((int)(sizeof(run_launcher_vars) / sizeof(run_launcher_vars[0])))
 
 /* The "VAR=VAL" entry for one -x argument, allocated; NULL when it is skipped (said why) or on ENOMEM. */
@@ -217,12 +218,12 @@ static char *run_xvar_entry(const char *xvar)
 
 /* Builds the PEs' environment: inherited entries, then [*owned_from, *rank_slot) allocated
  * here, then the slot for each PE's GSHMEM_RANK. */
-static char **run_build_env(const struct run_opts *o, const char *root_addr, const char *job_id, int *owned_from,
-                            int *rank_slot)
+static char **run_build_env(const struct run_opts *o, const char *root_addr, const char *job_id,
+                            const char *secret, int *owned_from, int *rank_slot)
 {
     size_t n = 0, k = 0;
     while (environ[n] != NULL) n++;
-    char **env = calloc(n + (size_t)o->nx + RUN_NLAUNCHER_VARS + 1, sizeof(char *));
+    char **env = calloc(n + (size_t)o->nx + RUN_NLAUNCHER_VARS + 2, sizeof(char *));
     if (env == NULL) return NULL;
     for (size_t i = 0; i < n; i++)
         if (!run_env_overridden(environ[i], run_launcher_vars, RUN_NLAUNCHER_VARS) &&
@@ -233,7 +234,8 @@ static char **run_build_env(const struct run_opts *o, const char *root_addr, con
         if ((env[k] = run_xvar_entry(o->xvars[i])) != NULL) k++;
     if (asprintf(&env[k++], "GSHMEM_BOOTSTRAP=tcp") < 0 ||
         asprintf(&env[k++], "GSHMEM_BOOTSTRAP_ROOT=%s", root_addr) < 0 ||
-        asprintf(&env[k++], "GSHMEM_NRANKS=%ld", o->np) < 0 || asprintf(&env[k++], "GSHMEM_JOB_ID=%s", job_id) < 0)
+        asprintf(&env[k++], "GSHMEM_NRANKS=%ld", o->np) < 0 || asprintf(&env[k++], "GSHMEM_JOB_ID=%s", job_id) < 0 ||
+        (secret != NULL && asprintf(&env[k++], "GSHMEM_BOOTSTRAP_SECRET=%s", secret) < 0))
         return NULL; /* out of memory: gshmemrun exits at once */
     *rank_slot = (int)k++;
     env[k] = NULL;
@@ -362,11 +364,32 @@ static int run_setup_signals(struct run_job *job)
     return 0;
 }
 
-static int run_start_root(struct run_job *job, const char *job_id, struct gshmemi_tcp_root **root)
+/* The job secret: the user's (GSHMEM_BOOTSTRAP_SECRET or _FILE in gshmemrun's environment), else
+ * a random one, also written in hex to secret_hex for the PEs' environment. */
+static int run_job_secret(uint8_t *secret, size_t *len, char *secret_hex, size_t hexlen)
+{
+    secret_hex[0] = '\0';
+    if (gshmemi_wire_secret_load(getenv("GSHMEM_BOOTSTRAP_SECRET"), getenv("GSHMEM_BOOTSTRAP_SECRET_FILE"), secret,
+                                 len) != 0)
+        return -1;
+    if (*len > 0) return 0;
+    uint8_t rnd[32];
+    if (gshmemi_wire_random(rnd, sizeof(rnd)) != 0 || hexlen < 2 * sizeof(rnd) + 1) {
+        fprintf(stderr, "gshmemrun: cannot make a job secret: no randomness\n");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++) snprintf(secret_hex + 2 * i, 3, "%02x", rnd[i]);
+    *len = 2 * sizeof(rnd);
+    memcpy(secret, secret_hex, *len);
+    return 0;
+}
+
+static int run_start_root(struct run_job *job, const char *job_id, const uint8_t *secret, size_t secret_len,
+                          struct gshmemi_tcp_root **root)
 {
     struct gshmemi_tcp_root_config cfg = {
         .bind_host = "127.0.0.1", .port = 0, .nranks = (int)job->opts.np, .job_id = job_id,
-        .timeout = RUN_ROOT_TIMEOUT_S};
+        .timeout = RUN_ROOT_TIMEOUT_S, .secret = secret, .secret_len = secret_len};
     if (gshmemi_tcp_root_create(&cfg, root) != 0) {
         fprintf(stderr, "gshmemrun: cannot start the bootstrap rendezvous\n");
         return -1;
@@ -389,6 +412,9 @@ int main(int argc, char **argv)
     int owned_from = 0, rank_slot = 0, rc = run_parse_args(&job.opts, argc, argv);
     char *path = NULL;
     char **env = NULL;
+    uint8_t *secret = NULL;
+    size_t secret_len = 0;
+    char secret_hex[80];
     if (rc != 0) {
         rc = rc > 0 ? 0 : RUN_EXIT_LAUNCHER;
         goto out;
@@ -400,11 +426,15 @@ int main(int argc, char **argv)
     }
     run_make_job_id(job_id, sizeof(job_id));
     job.pes = calloc((size_t)job.opts.np, sizeof(*job.pes));
-    if (job.pes == NULL || run_setup_signals(&job) != 0 || run_start_root(&job, job_id, &root) != 0) {
+    secret = malloc(GSHMEMI_WIRE_SECRET_MAX);
+    if (job.pes == NULL || secret == NULL ||
+        run_job_secret(secret, &secret_len, secret_hex, sizeof(secret_hex)) != 0 || run_setup_signals(&job) != 0 ||
+        run_start_root(&job, job_id, secret, secret_len, &root) != 0) {
         rc = RUN_EXIT_LAUNCHER;
         goto out;
     }
-    env = run_build_env(&job.opts, gshmemi_tcp_root_address(root), job_id, &owned_from, &rank_slot);
+    env = run_build_env(&job.opts, gshmemi_tcp_root_address(root), job_id,
+                        secret_hex[0] ? secret_hex : getenv("GSHMEM_BOOTSTRAP_SECRET"), &owned_from, &rank_slot);
     if (env == NULL) {
         fprintf(stderr, "gshmemrun: out of memory\n");
         rc = RUN_EXIT_LAUNCHER;
@@ -427,6 +457,7 @@ out:
     run_free_env(env, owned_from, rank_slot);
     run_placement_destroy(&job.placement);
     free(job.pes);
+    free(secret);
     free(job.opts.xvars);
     free(path);
     if (job.sigfd >= 0) close(job.sigfd);
