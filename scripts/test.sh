@@ -24,4 +24,5 @@ cmake --build build-asan
 # which LeakSanitizer reports against gshmemrun; the sanitizer run loads no hwloc plugins.
 hwloc_no_plugins=$(mktemp -d)
 HWLOC_PLUGINS_PATH=$hwloc_no_plugins ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"

@@ -59,10 +59,10 @@ static const char *boot_detect_pmix(void)
                   : NULL;
 }
 
-/* Kubernetes detection is not built yet. */
+/* A pod of an Indexed Job, JobSet, LeaderWorkerSet or TrainJob (k8s.c). */
 static const char *boot_detect_k8s(void)
 {
-    return NULL;
+    return gshmemi_bootstrap_k8s_detect();
 }
 
 /* GSHMEM_BOOTSTRAP=auto: PMIx, then Kubernetes, then gshmemrun's variables, else a single PE. */
@@ -95,6 +95,7 @@ static int boot_start_detected(const struct gshmemi_env *env, struct gshmemi_boo
     GSHMEMI_INFO(BOOT, "GSHMEM_BOOTSTRAP=auto: %s", why);
     switch (kind) {
     case GSHMEMI_BOOTSTRAP_PMIX: return gshmemi_bootstrap_pmix_init(env, bs);
+    case GSHMEMI_BOOTSTRAP_K8S: return gshmemi_bootstrap_k8s_init(env, bs);
     case GSHMEMI_BOOTSTRAP_TCP: return gshmemi_bootstrap_tcp_init(env, bs);
     default: return boot_start_single(env, bs);
     }
@@ -107,12 +108,7 @@ static int boot_start(const struct gshmemi_env *env, struct gshmemi_bootstrap *b
     case GSHMEMI_BOOTSTRAP_SINGLE: return boot_start_single(env, bs);
     case GSHMEMI_BOOTSTRAP_PMIX: return gshmemi_bootstrap_pmix_init(env, bs);
     case GSHMEMI_BOOTSTRAP_UID: return gshmemi_bootstrap_uid_init(env, bs);
-    case GSHMEMI_BOOTSTRAP_K8S:
-        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP=%s: this bootstrap is not built yet (available: tcp, single)",
-                      env->bootstrap == GSHMEMI_BOOTSTRAP_PMIX ? "pmix"
-                      : env->bootstrap == GSHMEMI_BOOTSTRAP_K8S ? "k8s"
-                                                                 : "uid");
-        return GSHMEMX_ERR_NOT_SUPPORTED;
+    case GSHMEMI_BOOTSTRAP_K8S: return gshmemi_bootstrap_k8s_init(env, bs);
     case GSHMEMI_BOOTSTRAP_AUTO:
         return boot_start_detected(env, bs);
     default:

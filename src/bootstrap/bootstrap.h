@@ -52,7 +52,11 @@ void gshmemi_bootstrap_fini(struct gshmemi_bootstrap *bs);
 int gshmemi_bootstrap_single_init(struct gshmemi_bootstrap *bs);
 int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs);
 int gshmemi_bootstrap_pmix_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs);
-/* What GSHMEM_BOOTSTRAP=auto picks here ("pmix", "tcp", "single") and why, for gshmem-info. */
+/* Kubernetes (k8s.c): pod index and size from the controller's variables, root at pod 0. */
+int gshmemi_bootstrap_k8s_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs);
+/* Why this looks like such a pod (KUBERNETES_SERVICE_HOST and an index variable), or NULL. */
+const char *gshmemi_bootstrap_k8s_detect(void);
+/* What GSHMEM_BOOTSTRAP=auto picks here ("pmix", "k8s", "tcp", "single") and why, for gshmem-info. */
 const char *gshmemi_bootstrap_detect(const struct gshmemi_env *env, const char **why);
 
 /* This node's identity: GSHMEM_NODE_ID, else "<hostname>/<boot id>". */

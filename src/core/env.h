@@ -33,11 +33,13 @@
       "Write log lines to this file instead of stderr")                                            \
     X(INFO, BOOL, info, "0", "0|1", "PE 0 prints the configuration at init")                       \
     X(BOOTSTRAP, ENUM, bootstrap, "auto", "auto|tcp|pmix|k8s|uid|single",                          \
-      "How PEs find each other; auto: PMIx (mpirun, srun), then gshmemrun's variables, else a single PE; k8s is not built yet") \
+      "How PEs find each other; auto: PMIx (mpirun, srun), then Kubernetes (KUBERNETES_SERVICE_HOST and a pod index), then gshmemrun's variables, else a single PE") \
     X(BOOTSTRAP_ROOT, STRING, bootstrap_root, "", "host:port",                                     \
       "Address of the rendezvous (set by gshmemrun)")                                               \
     X(RANK, PE, rank, "-1", "integer >= -1", "This process's PE number (set by gshmemrun)")        \
     X(NRANKS, INT, nranks, "0", "integer >= 0", "Number of PEs in the job (set by gshmemrun)")      \
+    X(PPN, INT, ppn, "0", "integer >= 0",                                                          \
+      "PEs per pod in the k8s bootstrap (set by gshmemrun --ppn, with GSHMEM_RANK the PE's index in its pod)") \
     X(BOOTSTRAP_SECRET, STRING, bootstrap_secret, "", "string (gshmemrun sets a random one)",          \
       "Job secret every bootstrap connection proves it holds (HMAC challenge-response; never sent)") \
     X(BOOTSTRAP_SECRET_FILE, STRING, bootstrap_secret_file, "", "path",                            \

@@ -34,12 +34,20 @@ extern char **environ;
 
 static const int run_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
+/* --ppn N (0: not given): the PEs of this pod join a Kubernetes job (k8s bootstrap); no
+ * rendezvous here (pod 0's PE 0 hosts it) and the job's secret, size and root come from
+ * the pod's environment. */
+static long run_ppn;
+
 static void run_usage(FILE *f)
 {
     fprintf(f,
             "usage: gshmemrun [options] [--] program [args...]\n"
             "Starts N PEs of program on this machine.\n\n"
             "  -n, -np N           number of PEs (default 1)\n"
+            "  --ppn N             in a Kubernetes pod: start N PEs of a job over several pods; PE =\n"
+            "                      pod index x N + index in the pod, GSHMEM_NRANKS the job's PEs, and\n"
+            "                      pod 0's PE 0 hosts the rendezvous (GSHMEM_BOOTSTRAP=k8s)\n"
             "  -x, --env VAR[=VAL] set VAR in every PE (without =VAL: gshmemrun's own value); repeatable\n"
             "  --tag-output        prefix every output line with \"[pe] \"\n"
             "  --timeout SEC       end the job after SEC seconds and exit with status 124\n"
@@ -107,6 +115,13 @@ static int run_parse_one(struct run_opts *o, int argc, char **argv, int *i)
             return -1;
         }
         o->np = (long)d;
+    } else if (run_is_opt(a, "--ppn")) {
+        if ((v = run_opt_value(argc, argv, i, "--ppn")) == NULL) return -1;
+        if (run_parse_number("--ppn", v, 1, &d) != 0 || d != (long)d || d > 1e4) {
+            fprintf(stderr, "gshmemrun: --ppn needs a whole number of PEs per pod >= 1\n");
+            return -1;
+        }
+        run_ppn = (long)d;
     } else if (run_is_opt(a, "-x") || run_is_opt(a, "--env")) {
         if ((v = run_opt_value(argc, argv, i, a[1] == '-' ? "--env" : "-x")) == NULL) return -1;
         if (v[0] == '\0' || v[0] == '=') {
@@ -159,6 +174,11 @@ static int run_parse_args(struct run_opts *o, int argc, char **argv)
         fprintf(stderr, "gshmemrun: no program to run (see gshmemrun --help)\n");
         return -1;
     }
+    if (run_ppn > 0 && o->np != 1 && o->np != run_ppn) {
+        fprintf(stderr, "gshmemrun: -n %ld and --ppn %ld: with --ppn, this pod starts --ppn PEs\n", o->np, run_ppn);
+        return -1;
+    }
+    if (run_ppn > 0) o->np = run_ppn;
     o->argv = argv + i;
     return 0;
 }
@@ -197,13 +217,17 @@ static int run_env_overridden(const char *entry, const char *const *names, int n
 static const char *const run_launcher_vars[] = {"GSHMEM_BOOTSTRAP", "GSHMEM_BOOTSTRAP_ROOT", "GSHMEM_RANK",
                                                 "GSHMEM_NRANKS", "GSHMEM_JOB_ID", "GSHMEM_BOOTSTRAP_SECRET"};
 #define RUN_NLAUNCHER_VARS ((int)(sizeof(run_launcher_vars) / sizeof(run_launcher_vars[0])))
+/* With --ppn only these are gshmemrun's; the job's size, root and secret are the pod's. */
+static const char *const run_ppn_vars[] = {"GSHMEM_BOOTSTRAP", "GSHMEM_RANK", "GSHMEM_PPN"};
+#define RUN_NPPN_VARS ((int)(sizeof(run_ppn_vars) / sizeof(run_ppn_vars[0])))
 
 /* The "VAR=VAL" entry for one -x argument, allocated; NULL when it is skipped (said why) or on ENOMEM. */
 static char *run_xvar_entry(const char *xvar)
 {
     size_t name_len = strcspn(xvar, "=");
-    for (int j = 0; j < RUN_NLAUNCHER_VARS; j++) {
-        if (strlen(run_launcher_vars[j]) == name_len && !strncmp(run_launcher_vars[j], xvar, name_len)) {
+    const char *const *own = run_ppn ? run_ppn_vars : run_launcher_vars;
+    for (int j = 0; j < (run_ppn ? RUN_NPPN_VARS : RUN_NLAUNCHER_VARS); j++) {
+        if (strlen(own[j]) == name_len && !strncmp(own[j], xvar, name_len)) {
             fprintf(stderr, "gshmemrun: warning: -x %.*s: set by gshmemrun itself, ignored\n", (int)name_len, xvar);
             return NULL;
         }
@@ -225,13 +249,21 @@ static char **run_build_env(const struct run_opts *o, const char *root_addr, con
     while (environ[n] != NULL) n++;
     char **env = calloc(n + (size_t)o->nx + RUN_NLAUNCHER_VARS + 2, sizeof(char *));
     if (env == NULL) return NULL;
+    const char *const *own = run_ppn ? run_ppn_vars : run_launcher_vars;
     for (size_t i = 0; i < n; i++)
-        if (!run_env_overridden(environ[i], run_launcher_vars, RUN_NLAUNCHER_VARS) &&
+        if (!run_env_overridden(environ[i], own, run_ppn ? RUN_NPPN_VARS : RUN_NLAUNCHER_VARS) &&
             !run_env_overridden(environ[i], o->xvars, o->nx))
             env[k++] = environ[i];
     *owned_from = (int)k;
     for (int i = 0; i < o->nx; i++)
         if ((env[k] = run_xvar_entry(o->xvars[i])) != NULL) k++;
+    if (run_ppn > 0) {
+        if (asprintf(&env[k++], "GSHMEM_BOOTSTRAP=k8s") < 0 || asprintf(&env[k++], "GSHMEM_PPN=%ld", run_ppn) < 0)
+            return NULL;
+        *rank_slot = (int)k++;
+        env[k] = NULL;
+        return env;
+    }
     if (asprintf(&env[k++], "GSHMEM_BOOTSTRAP=tcp") < 0 ||
         asprintf(&env[k++], "GSHMEM_BOOTSTRAP_ROOT=%s", root_addr) < 0 ||
         asprintf(&env[k++], "GSHMEM_NRANKS=%ld", o->np) < 0 || asprintf(&env[k++], "GSHMEM_JOB_ID=%s", job_id) < 0 ||
@@ -414,7 +446,7 @@ int main(int argc, char **argv)
     char **env = NULL;
     uint8_t *secret = NULL;
     size_t secret_len = 0;
-    char secret_hex[80];
+    char secret_hex[80] = "";
     if (rc != 0) {
         rc = rc > 0 ? 0 : RUN_EXIT_LAUNCHER;
         goto out;
@@ -428,12 +460,12 @@ int main(int argc, char **argv)
     job.pes = calloc((size_t)job.opts.np, sizeof(*job.pes));
     secret = malloc(GSHMEMI_WIRE_SECRET_MAX);
     if (job.pes == NULL || secret == NULL ||
-        run_job_secret(secret, &secret_len, secret_hex, sizeof(secret_hex)) != 0 || run_setup_signals(&job) != 0 ||
-        run_start_root(&job, job_id, secret, secret_len, &root) != 0) {
+        (run_ppn == 0 && run_job_secret(secret, &secret_len, secret_hex, sizeof(secret_hex)) != 0) ||
+        run_setup_signals(&job) != 0 || (run_ppn == 0 && run_start_root(&job, job_id, secret, secret_len, &root) != 0)) {
         rc = RUN_EXIT_LAUNCHER;
         goto out;
     }
-    env = run_build_env(&job.opts, gshmemi_tcp_root_address(root), job_id,
+    env = run_build_env(&job.opts, root ? gshmemi_tcp_root_address(root) : "", job_id,
                         secret_hex[0] ? secret_hex : getenv("GSHMEM_BOOTSTRAP_SECRET"), &owned_from, &rank_slot);
     if (env == NULL) {
         fprintf(stderr, "gshmemrun: out of memory\n");
@@ -449,9 +481,11 @@ int main(int argc, char **argv)
         if (rc == 0) rc = run_event_loop(&job);
     }
     run_input_destroy(&job.input);
-    gshmemi_tcp_root_stop(root);
-    gshmemi_tcp_root_join(root);
-    gshmemi_tcp_root_destroy(root);
+    if (root != NULL) {
+        gshmemi_tcp_root_stop(root);
+        gshmemi_tcp_root_join(root);
+        gshmemi_tcp_root_destroy(root);
+    }
     if (job.opts.verbose) fprintf(stderr, "gshmemrun: exit status %d\n", rc);
 out:
     run_free_env(env, owned_from, rank_slot);

@@ -318,6 +318,38 @@ bind_bad_value)
     expect_rc 125
     expect_line "$ERR" '^gshmemrun: --bind-to needs a value$'
     ;;
+ppn_env)
+    # --ppn: gshmemrun only sets the bootstrap, the PE's index in the pod and GSHMEM_PPN; the job's
+    # size, root and secret stay the pod's; no rendezvous here.
+    export GSHMEM_NRANKS=6 GSHMEM_BOOTSTRAP_ROOT=pod0.example:29600 GSHMEM_BOOTSTRAP_SECRET=s3 GSHMEM_RANK=9
+    run --ppn 2 -x GSHMEM_PPN=7 "$PE" env GSHMEM_RANK GSHMEM_PPN GSHMEM_BOOTSTRAP GSHMEM_NRANKS \
+        GSHMEM_BOOTSTRAP_ROOT GSHMEM_BOOTSTRAP_SECRET
+    expect_rc 0
+    expect_line "$ERR" '^gshmemrun: warning: -x GSHMEM_PPN: set by gshmemrun itself, ignored$'
+    for r in 0 1; do
+        expect_line "$OUT" "^PE $r GSHMEM_RANK=$r\$"
+        expect_line "$OUT" "^PE $r GSHMEM_PPN=2\$"
+        expect_line "$OUT" "^PE $r GSHMEM_BOOTSTRAP=k8s\$"
+        expect_line "$OUT" "^PE $r GSHMEM_NRANKS=6\$"
+        expect_line "$OUT" "^PE $r GSHMEM_BOOTSTRAP_ROOT=pod0\.example:29600\$"
+        expect_line "$OUT" "^PE $r GSHMEM_BOOTSTRAP_SECRET=s3\$"
+    done
+    expect_count "$OUT" '^PE ' 12
+    ;;
+ppn_bad)
+    run --ppn 2 -n 3 "$PE" env GSHMEM_RANK
+    expect_rc 125
+    expect_line "$ERR" '^gshmemrun: -n 3 and --ppn 2: with --ppn, this pod starts --ppn PEs$'
+    run --ppn 0 "$PE" env GSHMEM_RANK
+    expect_rc 125
+    expect_line "$ERR" '^gshmemrun: --ppn needs a whole number of PEs per pod >= 1$'
+    # Outside a pod the k8s bootstrap says what is missing, and quickly.
+    env -u JOB_COMPLETION_INDEX -u LWS_WORKER_INDEX -u PET_NODE_RANK GSHMEM_NRANKS=2 \
+        "$RUN" --ppn 2 "$PE" allgather >"$OUT" 2>"$ERR"
+    RC=$?
+    [ "$RC" -ne 0 ] || fail "exit status 0 outside a pod"
+    expect_line "$ERR" 'GSHMEM_BOOTSTRAP=k8s: no pod index \(JOB_COMPLETION_INDEX, LWS_WORKER_INDEX or PET_NODE_RANK\)'
+    ;;
 *)
     echo "unknown case '$CASE'"
     exit 2

@@ -470,9 +470,9 @@ Test(bootstrap_select, single_pe)
     gshmemi_bootstrap_fini(&bs);
 }
 
-Test(bootstrap_select, not_built_yet)
+Test(bootstrap_select, k8s_outside_a_pod)
 {
-    /* pmix and uid exist (tests/mp pmix_*, uid_*); k8s does not yet. */
+    /* GSHMEM_BOOTSTRAP=k8s without a pod index (JOB_COMPLETION_INDEX and friends). */
     struct gshmemi_env env = {.bootstrap = GSHMEMI_BOOTSTRAP_K8S, .bootstrap_root = "", .node_id = "", .job_id = ""};
     struct gshmemi_bootstrap bs;
     cr_assert_eq(gshmemi_bootstrap_init(&env, &bs), GSHMEMX_ERR_NOT_SUPPORTED);
