@@ -83,6 +83,9 @@ pod() {
         *) cenv=(JOB_COMPLETION_INDEX=$i GSHMEM_NRANKS=$((N * PPN))) ;;
     esac
     while IFS= read -r v; do genv+=("$v"); done < <(env | grep '^GSHMEM_' | grep -v '^GSHMEM_BOOTSTRAP')
+    # Not the Job's, but the test run's: sanitizer settings and the empty hwloc plugin
+    # path of scripts/test.sh's sanitizer run must reach the pods too.
+    while IFS= read -r v; do genv+=("$v"); done < <(env | grep -E '^(ASAN|LSAN|UBSAN)_OPTIONS=|^HWLOC_PLUGINS_PATH=')
     ip netns exec pod$i unshare --uts --ipc --mount --fork bash -c '
         hostname "$0" && mount --bind "$1/resolv.conf" /etc/resolv.conf && mount --bind "$1/hosts$2" /etc/hosts &&
             mount -t tmpfs -o size=64m tmpfs /dev/shm || exit 1
