@@ -20,65 +20,21 @@
 #include "core/log.h"
 #include "gshmem/status.h"
 
+#include "root_harness.h"
+
 #define JOB "job-S"
 #define SECRET "correct horse battery staple"
 
-static struct gshmemi_tcp_root *root;
 static char err[GSHMEMI_WIRE_ERR_MAX];
-static char log_path[64];
-
-static void root_up_with(const char *secret)
-{
-    snprintf(log_path, sizeof(log_path), "/tmp/gshmem-secret-test-%d.log", (int)getpid());
-    unlink(log_path);
-    cr_assert_eq(gshmemi_log_configure(GSHMEMI_LOG_WARN, "ALL", log_path), 0);
-    struct gshmemi_tcp_root_config cfg = {.bind_host = "127.0.0.1", .nranks = 2, .job_id = JOB, .timeout = 5,
-                                          .secret = secret, .secret_len = secret ? strlen(secret) : 0};
-    cr_assert_eq(gshmemi_tcp_root_create(&cfg, &root), 0);
-    cr_assert_eq(gshmemi_tcp_root_start_thread(root), 0);
-}
 
 static void root_up_secret(void)
 {
-    root_up_with(SECRET);
+    root_harness_up(JOB, SECRET, 5, "secret");
 }
 
 static void root_up_open(void)
 {
-    root_up_with(NULL);
-}
-
-static void root_down(void)
-{
-    gshmemi_tcp_root_stop(root);
-    gshmemi_tcp_root_join(root);
-    gshmemi_tcp_root_destroy(root);
-    gshmemi_log_close();
-    unlink(log_path);
-}
-
-/* 1 when the log holds a line containing both a and b. */
-static int log_has(const char *a, const char *b)
-{
-    char line[2048];
-    int found = 0;
-    FILE *f = fopen(log_path, "r");
-    while (f && !found && fgets(line, sizeof(line), f)) found = strstr(line, a) && strstr(line, b);
-    if (f) fclose(f);
-    return found;
-}
-
-static int raw_connect(int *local_port)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)gshmemi_tcp_root_port(root))};
-    socklen_t sl = sizeof(sa);
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    getsockname(fd, (struct sockaddr *)&sa, &sl);
-    if (local_port) *local_port = ntohs(sa.sin_port);
-    return fd;
+    root_harness_up(JOB, NULL, 5, "secret");
 }
 
 static void raw_send(int fd, unsigned type, const void *payload, uint32_t len)
