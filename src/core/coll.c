@@ -199,19 +199,36 @@ static int coll_broadcast(const char *fn, gshmem_team_t team, void *dest, const 
     return 0;
 }
 
+/* The arguments of the collectives that move one len-byte block per member: dest holds
+ * a block per member, source one block (fcollect) or a block per member (alltoall,
+ * which may work in place). len == 0 means there is nothing to do. */
+struct coll_blocks {
+    size_t len, dst_off, src_off;
+};
+
+static int coll_blocks_begin(struct gshmemi_coll *c, const char *fn, gshmem_team_t team, void *dest,
+                             const void *source, size_t nelems, size_t elem, int source_per_member,
+                             struct coll_blocks *b)
+{
+    int rc = gshmemi_coll_begin(c, fn, team);
+    if (rc != 0) return rc;
+    b->len = gshmemi_api_bytes(c->st, fn, nelems, elem);
+    if (b->len == 0) return 0;
+    size_t total = gshmemi_api_bytes(c->st, fn, b->len, (size_t)c->t->size);
+    size_t source_len = source_per_member ? total : b->len;
+    b->dst_off = gshmemi_api_offset(c->st, fn, "dest", dest, total, c->st->my_pe);
+    b->src_off = gshmemi_api_offset(c->st, fn, "source", source, source_len, c->st->my_pe);
+    return gshmemi_coll_check_overlap(c, dest, total, source, source_len, source_per_member);
+}
+
 static int coll_fcollect(const char *fn, gshmem_team_t team, void *dest, const void *source, size_t nelems,
                          size_t elem)
 {
     struct gshmemi_coll c;
-    int rc = gshmemi_coll_begin(&c, fn, team);
-    if (rc != 0) return rc;
-    size_t len = gshmemi_api_bytes(c.st, fn, nelems, elem);
-    if (len == 0) return 0;
-    size_t total = gshmemi_api_bytes(c.st, fn, len, (size_t)c.t->size);
-    size_t dst_off = gshmemi_api_offset(c.st, fn, "dest", dest, total, c.st->my_pe);
-    size_t src_off = gshmemi_api_offset(c.st, fn, "source", source, len, c.st->my_pe);
-    if ((rc = gshmemi_coll_check_overlap(&c, dest, total, source, len, 0)) != 0) return rc;
-    coll_push(&c, -1, dst_off + (size_t)c.t->my_index * len, src_off, len);
+    struct coll_blocks b;
+    int rc = coll_blocks_begin(&c, fn, team, dest, source, nelems, elem, 0, &b);
+    if (rc != 0 || b.len == 0) return rc;
+    coll_push(&c, -1, b.dst_off + (size_t)c.t->my_index * b.len, b.src_off, b.len);
     coll_finish(&c);
     return 0;
 }
@@ -283,21 +300,17 @@ static int coll_alltoall(const char *fn, gshmem_team_t team, void *dest, const v
                          size_t elem)
 {
     struct gshmemi_coll c;
-    int rc = gshmemi_coll_begin(&c, fn, team);
-    if (rc != 0) return rc;
-    size_t len = gshmemi_api_bytes(c.st, fn, nelems, elem);
-    if (len == 0) return 0;
-    size_t total = gshmemi_api_bytes(c.st, fn, len, (size_t)c.t->size);
-    size_t dst_off = gshmemi_api_offset(c.st, fn, "dest", dest, total, c.st->my_pe);
-    size_t src_off = gshmemi_api_offset(c.st, fn, "source", source, total, c.st->my_pe);
-    if ((rc = gshmemi_coll_check_overlap(&c, dest, total, source, total, 1)) != 0) return rc;
+    struct coll_blocks b;
+    int rc = coll_blocks_begin(&c, fn, team, dest, source, nelems, elem, 1, &b);
+    if (rc != 0 || b.len == 0) return rc;
     if (dest == source) {
-        coll_alltoall_in_place(&c, dst_off, len);
+        coll_alltoall_in_place(&c, b.dst_off, b.len);
         return 0;
     }
     int me = c.t->my_index, n = c.t->size;
     for (int k = 1; k <= n; k++)
-        coll_push(&c, (me + k) % n, dst_off + (size_t)me * len, src_off + (size_t)((me + k) % n) * len, len);
+        coll_push(&c, (me + k) % n, b.dst_off + (size_t)me * b.len, b.src_off + (size_t)((me + k) % n) * b.len,
+                  b.len);
     coll_finish(&c);
     return 0;
 }
