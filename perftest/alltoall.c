@@ -36,10 +36,7 @@
 #define BYTES_PER_SIZE ((size_t)256 << 20) /* most bytes one PE sends per size and placement */
 
 struct options {
-    size_t min_size, max_size, factor;
-    long iters, warmup;
-    int check, max_given;
-    enum perf_format format;
+    struct perf_sweep sweep;
 };
 
 static int g_me, g_n;
@@ -105,15 +102,15 @@ static long iterations_for(const struct options *o, size_t size)
 {
     long cap = (long)(BYTES_PER_SIZE / (size * (size_t)g_n));
     if (cap < 3) cap = 3;
-    return o->iters < cap ? o->iters : cap;
+    return o->sweep.iters < cap ? o->sweep.iters : cap;
 }
 
 /* This PE's statistics for one size and placement. Collective. */
 static struct perf_pe_stats measure(const struct options *o, size_t size, int in_place, long iters, double *samples)
 {
     unsigned char *dst = g_dst, *src = in_place ? g_dst : g_src;
-    long warmup = o->warmup < iters ? o->warmup : iters, wrong = 0;
-    if (o->check) {
+    long warmup = o->sweep.warmup < iters ? o->sweep.warmup : iters, wrong = 0;
+    if (o->sweep.check) {
         for (long i = 0; i < warmup; i++) wrong += checked_round(dst, src, size, iters + 1 + i, NULL);
         for (long i = 0; i < iters; i++) wrong += checked_round(dst, src, size, i, &samples[i]);
     } else {
@@ -147,8 +144,8 @@ static void print_header(struct perf_table *t, const struct options *o)
 {
     char it[256], chk[160];
     snprintf(it, sizeof it, "%ld warmup + %ld timed calls per size and placement, back to back; fewer for large "
-             "sizes (at most 256 MiB sent per PE, at least 3)", o->warmup, o->iters);
-    snprintf(chk, sizeof chk, "%s", o->check ? "--check: every call on fresh data (refill, barrier), every byte checked"
+             "sizes (at most 256 MiB sent per PE, at least 3)", o->sweep.warmup, o->sweep.iters);
+    snprintf(chk, sizeof chk, "%s", o->sweep.check ? "--check: every call on fresh data (refill, barrier), every byte checked"
                                              : "#wrong: one more call per row on fresh data, every byte checked");
     const char *desc[] = {
         "size: bytes per peer; count: elements (uint8) per peer; nccl-tests' size = size * n_pes",
@@ -179,24 +176,16 @@ static void usage(const char *prog)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    static const struct option longopts[] = {{"check", no_argument, NULL, 'c'}, {"csv", no_argument, NULL, 'C'},
-                                             {"json", no_argument, NULL, 'J'},  {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "b:e:f:i:w:ch", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, PERF_SWEEP_SHORTOPTS "", perf_sweep_longopts, NULL)) != -1) {
         switch (c) {
-        case 'b': o->min_size = perf_parse_size(optarg); break;
-        case 'e': o->max_size = perf_parse_size(optarg); o->max_given = 1; break;
-        case 'f': o->factor = perf_parse_size(optarg); break;
-        case 'i': o->iters = atol(optarg); break;
-        case 'w': o->warmup = atol(optarg); break;
-        case 'c': o->check = 1; break;
-        case 'C': o->format = PERF_CSV; break;
-        case 'J': o->format = PERF_JSON; break;
-        default: usage(argv[0]); return c == 'h' ? 0 : 2;
+        default:
+            if (perf_sweep_option(&o->sweep, c, optarg)) break;
+            usage(argv[0]);
+            return c == 'h' ? 0 : 2;
         }
     }
-    if (o->iters < 1 || o->warmup < 0 || o->min_size < 1 || o->max_size < o->min_size || o->factor < 2) {
+    if (o->sweep.iters < 1 || o->sweep.warmup < 0 || o->sweep.min_size < 1 || o->sweep.max_size < o->sweep.min_size || o->sweep.factor < 2) {
         usage(argv[0]);
         return 2;
     }
@@ -207,21 +196,21 @@ static int parse(int argc, char **argv, struct options *o)
  * for the program's other objects and the allocator's rounding). */
 static void fit_heap(struct options *o)
 {
-    if (o->max_given) return;
+    if (o->sweep.max_given) return;
     size_t heap = perf_heap_hint("GSHMEM_SYMMETRIC_SIZE", (size_t)256 << 20);
-    size_t fit = perf_fit_size(o->min_size, o->factor, heap / 4 * 3 / (2 * (size_t)g_n));
-    if (fit && fit < o->max_size) {
+    size_t fit = perf_fit_size(o->sweep.min_size, o->sweep.factor, heap / 4 * 3 / (2 * (size_t)g_n));
+    if (fit && fit < o->sweep.max_size) {
         if (g_me == 0)
             fprintf(stderr, "gshmem-perf-alltoall: largest size %zu bytes per peer, what a %zu-byte heap holds "
                     "(GSHMEM_SYMMETRIC_SIZE; 64M per peer needs %zuM)\n", fit, heap,
                     ((size_t)64 << 20) * 2 * (size_t)g_n / 3 * 4 >> 20);
-        o->max_size = fit;
+        o->sweep.max_size = fit;
     }
 }
 
 int main(int argc, char **argv)
 {
-    struct options o = {8, (size_t)64 << 20, 2, 100, 10, 0, 0, PERF_TEXT};
+    struct options o = {.sweep = {.min_size = 8, .max_size = (size_t)64 << 20, .factor = 2, .iters = 100, .warmup = 10}};
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
 
@@ -229,20 +218,20 @@ int main(int argc, char **argv)
     g_me = gshmem_my_pe();
     g_n = gshmem_n_pes();
     fit_heap(&o);
-    g_src = gshmem_malloc(o.max_size * (size_t)g_n);
-    g_dst = gshmem_malloc(o.max_size * (size_t)g_n);
+    g_src = gshmem_malloc(o.sweep.max_size * (size_t)g_n);
+    g_dst = gshmem_malloc(o.sweep.max_size * (size_t)g_n);
     g_stats = gshmem_calloc((size_t)g_n * PERF_PE_STATS_DOUBLES, sizeof(double));
-    double *samples = malloc(sizeof(double) * (size_t)o.iters);
+    double *samples = malloc(sizeof(double) * (size_t)o.sweep.iters);
     if (!g_src || !g_dst || !g_stats || !samples) {
         fprintf(stderr, "gshmem-perf-alltoall: PE %d: cannot allocate 2 x %zu symmetric bytes (raise "
-                "GSHMEM_SYMMETRIC_SIZE or lower -e)\n", g_me, o.max_size * (size_t)g_n);
+                "GSHMEM_SYMMETRIC_SIZE or lower -e)\n", g_me, o.sweep.max_size * (size_t)g_n);
         gshmem_global_exit(1);
     }
 
-    struct perf_table t = {o.format, 0};
+    struct perf_table t = {o.sweep.format, 0};
     if (g_me == 0) print_header(&t, &o);
     long wrong_total = 0;
-    for (size_t size = o.min_size; size <= o.max_size; size *= o.factor) {
+    for (size_t size = o.sweep.min_size; size <= o.sweep.max_size; size *= o.sweep.factor) {
         long iters = iterations_for(&o, size);
         struct perf_row w = perf_row_init("alltoall", "host", size, size, "uint8", "none", iters);
         w.oop = gather(measure(&o, size, 0, w.iters, samples), size);
@@ -251,7 +240,7 @@ int main(int argc, char **argv)
             perf_table_row(&t, &w);
             wrong_total += w.oop.wrong + w.ip.wrong;
         }
-        if (size > o.max_size / o.factor) break;
+        if (size > o.sweep.max_size / o.sweep.factor) break;
     }
     if (g_me == 0) perf_table_end(&t);
 

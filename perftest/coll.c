@@ -35,10 +35,8 @@
 #define BYTES_PER_SIZE ((size_t)256 << 20) /* most bytes reduced per PE per size and placement */
 
 struct options {
-    size_t min_size, max_size, factor;
-    long iters, warmup, barrier_iters;
-    int check, max_given;
-    enum perf_format format;
+    struct perf_sweep sweep;
+    long barrier_iters;
     const char *tests, *types;
 };
 
@@ -85,14 +83,14 @@ static double barrier_us(enum barrier_op op)
 static struct perf_pe_stats barrier_measure(const struct options *o, enum barrier_op op, double *samples)
 {
     int orders = op == B_BARRIER_ALL || op == B_BARRIER;
-    long wrong = 0, total = o->warmup + o->barrier_iters;
+    long wrong = 0, total = o->sweep.warmup + o->barrier_iters;
     gshmem_barrier_all();
     *g_token = 0;
     gshmem_barrier_all();
     for (long i = 1; i <= total; i++) {
         if (orders) gshmem_long_p(g_token, i, (g_me + 1) % g_n);
         double us = barrier_us(op);
-        if (i > o->warmup) samples[i - o->warmup - 1] = us;
+        if (i > o->sweep.warmup) samples[i - o->sweep.warmup - 1] = us;
         /* the next round's put may already be here: at least this round's */
         if (orders) wrong += *(volatile long *)g_token < i;
     }
@@ -180,8 +178,8 @@ static struct perf_pe_stats reduce_measure(const struct options *o, const struct
                                            int in_place, long iters, double *samples)
 {
     void *dst = g_dst, *src = in_place ? g_dst : g_src;
-    long warmup = o->warmup < iters ? o->warmup : iters, wrong = 0;
-    if (o->check) {
+    long warmup = o->sweep.warmup < iters ? o->sweep.warmup : iters, wrong = 0;
+    if (o->sweep.check) {
         for (long i = 0; i < warmup; i++) wrong += reduce_checked(ty, dst, src, count, iters + 1 + i, NULL);
         for (long i = 0; i < iters; i++) wrong += reduce_checked(ty, dst, src, count, i, &samples[i]);
     } else {
@@ -205,17 +203,17 @@ static long reduce_rows(const struct options *o, struct perf_table *t, const str
     char title[96];
     snprintf(title, sizeof title, "gshmem_%s_sum_reduce(GSHMEM_TEAM_WORLD), host API", ty->name);
     if (g_me == 0) perf_table_group(t, title, 1);
-    for (size_t size = o->min_size; size <= o->max_size; size *= o->factor) {
+    for (size_t size = o->sweep.min_size; size <= o->sweep.max_size; size *= o->sweep.factor) {
         size_t count = size / ty->elem, bytes = count * ty->elem;
         if (count > 0) {
-            long cap = (long)(BYTES_PER_SIZE / bytes), iters = o->iters < cap ? o->iters : (cap < 3 ? 3 : cap);
+            long cap = (long)(BYTES_PER_SIZE / bytes), iters = o->sweep.iters < cap ? o->sweep.iters : (cap < 3 ? 3 : cap);
             struct perf_row w = perf_row_init("reduce", "host", bytes, count, ty->name, "sum", iters);
             w.oop = gather(reduce_measure(o, ty, count, 0, iters, samples), (double)bytes, bus);
             w.ip = gather(reduce_measure(o, ty, count, 1, iters, samples), (double)bytes, bus);
             if (g_me == 0) perf_table_row(t, &w);
             wrong_total += w.oop.wrong + w.ip.wrong;
         }
-        if (size > o->max_size / o->factor) break;
+        if (size > o->sweep.max_size / o->sweep.factor) break;
     }
     return wrong_total;
 }
@@ -224,8 +222,8 @@ static void print_header(struct perf_table *t, const struct options *o)
 {
     char it[320];
     snprintf(it, sizeof it, "barriers: %ld warmup + %ld timed calls; reduce: %ld + %ld per size and placement, "
-             "fewer for large sizes (at most 256 MiB per PE, at least 3)%s", o->warmup, o->barrier_iters, o->warmup,
-             o->iters, o->check ? "; --check: every call on fresh data, fully checked" : "");
+             "fewer for large sizes (at most 256 MiB per PE, at least 3)%s", o->sweep.warmup, o->barrier_iters, o->sweep.warmup,
+             o->sweep.iters, o->sweep.check ? "; --check: every call on fresh data, fully checked" : "");
     const char *desc[] = {
         "time: mean over PEs of each PE's mean per call; p50/p99: per call, largest over PEs; "
         "spread: largest PE mean / smallest",
@@ -257,28 +255,20 @@ static void usage(const char *prog)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    static const struct option longopts[] = {{"check", no_argument, NULL, 'c'}, {"csv", no_argument, NULL, 'C'},
-                                             {"json", no_argument, NULL, 'J'},  {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "t:d:b:e:f:i:n:w:ch", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, PERF_SWEEP_SHORTOPTS "t:d:n:", perf_sweep_longopts, NULL)) != -1) {
         switch (c) {
         case 't': o->tests = optarg; break;
         case 'd': o->types = optarg; break;
-        case 'b': o->min_size = perf_parse_size(optarg); break;
-        case 'e': o->max_size = perf_parse_size(optarg); o->max_given = 1; break;
-        case 'f': o->factor = perf_parse_size(optarg); break;
-        case 'i': o->iters = atol(optarg); break;
         case 'n': o->barrier_iters = atol(optarg); break;
-        case 'w': o->warmup = atol(optarg); break;
-        case 'c': o->check = 1; break;
-        case 'C': o->format = PERF_CSV; break;
-        case 'J': o->format = PERF_JSON; break;
-        default: usage(argv[0]); return c == 'h' ? 0 : 2;
+        default:
+            if (perf_sweep_option(&o->sweep, c, optarg)) break;
+            usage(argv[0]);
+            return c == 'h' ? 0 : 2;
         }
     }
-    if (o->iters < 1 || o->barrier_iters < 1 || o->warmup < 0 || o->min_size < 1 || o->max_size < o->min_size ||
-        o->factor < 2) {
+    if (o->sweep.iters < 1 || o->barrier_iters < 1 || o->sweep.warmup < 0 || o->sweep.min_size < 1 || o->sweep.max_size < o->sweep.min_size ||
+        o->sweep.factor < 2) {
         usage(argv[0]);
         return 2;
     }
@@ -289,19 +279,21 @@ static int parse(int argc, char **argv, struct options *o)
 static void fit_heap(struct options *o)
 {
     size_t heap = perf_heap_hint("GSHMEM_SYMMETRIC_SIZE", (size_t)256 << 20);
-    size_t fit = perf_fit_size(o->min_size, o->factor, heap / 4 * 3 / 2);
-    if (!o->max_given && fit && fit < o->max_size) {
+    size_t fit = perf_fit_size(o->sweep.min_size, o->sweep.factor, heap / 4 * 3 / 2);
+    if (!o->sweep.max_given && fit && fit < o->sweep.max_size) {
         if (g_me == 0)
             fprintf(stderr, "gshmem-perf-coll: largest reduce size %zu bytes, what a %zu-byte heap holds "
                     "(GSHMEM_SYMMETRIC_SIZE)\n", fit, heap);
-        o->max_size = fit;
+        o->sweep.max_size = fit;
     }
 }
 
 int main(int argc, char **argv)
 {
-    struct options o = {4, (size_t)64 << 20, 2, 100, 10, 10000, 0, 0, PERF_TEXT,
-                        "barrier_all,barrier,team_sync,sync_all,reduce", "float,int64"};
+    struct options o = {.sweep = {.min_size = 4, .max_size = (size_t)64 << 20, .factor = 2, .iters = 100, .warmup = 10},
+                        .barrier_iters = 10000,
+                        .tests = "barrier_all,barrier,team_sync,sync_all,reduce",
+                        .types = "float,int64"};
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
 
@@ -310,19 +302,19 @@ int main(int argc, char **argv)
     g_n = gshmem_n_pes();
     int reduce = perf_wants(o.tests, "reduce");
     if (reduce) fit_heap(&o);
-    g_src = reduce ? gshmem_malloc(o.max_size) : NULL;
-    g_dst = reduce ? gshmem_malloc(o.max_size) : NULL;
+    g_src = reduce ? gshmem_malloc(o.sweep.max_size) : NULL;
+    g_dst = reduce ? gshmem_malloc(o.sweep.max_size) : NULL;
     g_token = gshmem_calloc(1, sizeof(long));
     g_stats = gshmem_calloc((size_t)g_n * PERF_PE_STATS_DOUBLES, sizeof(double));
-    long nsamples = o.iters > o.barrier_iters ? o.iters : o.barrier_iters;
+    long nsamples = o.sweep.iters > o.barrier_iters ? o.sweep.iters : o.barrier_iters;
     double *samples = malloc(sizeof(double) * (size_t)nsamples);
     if ((reduce && (!g_src || !g_dst)) || !g_token || !g_stats || !samples) {
         fprintf(stderr, "gshmem-perf-coll: PE %d: cannot allocate 2 x %zu symmetric bytes (raise "
-                "GSHMEM_SYMMETRIC_SIZE or lower -e)\n", g_me, o.max_size);
+                "GSHMEM_SYMMETRIC_SIZE or lower -e)\n", g_me, o.sweep.max_size);
         gshmem_global_exit(1);
     }
 
-    struct perf_table t = {o.format, 0};
+    struct perf_table t = {o.sweep.format, 0};
     if (g_me == 0) print_header(&t, &o);
     long wrong_total = 0;
     int barrier_group = 0;

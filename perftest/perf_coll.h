@@ -17,6 +17,8 @@
 
 #include "perf_host.h"
 
+#include <getopt.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,39 @@
 #endif
 
 enum perf_format { PERF_TEXT, PERF_CSV, PERF_JSON };
+
+/* The size sweep and output options every collective perftest takes: nccl-tests' -b/-e/-f
+ * (smallest size, largest size, factor), -i timed and -w warmup calls, -c/--check, --csv,
+ * --json. A program adds its own letters to PERF_SWEEP_SHORTOPTS and passes
+ * perf_sweep_longopts to getopt_long. */
+struct perf_sweep {
+    size_t min_size, max_size, factor;
+    long iters, warmup;
+    int check, max_given; /* max_given: -e was given */
+    enum perf_format format;
+};
+#define PERF_SWEEP_SHORTOPTS "b:e:f:i:w:ch"
+static const struct option perf_sweep_longopts[] = {{"check", no_argument, NULL, 'c'},
+                                                    {"csv", no_argument, NULL, 'C'},
+                                                    {"json", no_argument, NULL, 'J'},
+                                                    {"help", no_argument, NULL, 'h'},
+                                                    {NULL, 0, NULL, 0}};
+
+/* Applies getopt_long's answer c (argument arg) to s; 0 when c is not a sweep option. */
+static inline int perf_sweep_option(struct perf_sweep *s, int c, const char *arg)
+{
+    switch (c) {
+    case 'b': s->min_size = perf_parse_size(arg); return 1;
+    case 'e': s->max_size = perf_parse_size(arg); s->max_given = 1; return 1;
+    case 'f': s->factor = perf_parse_size(arg); return 1;
+    case 'i': s->iters = atol(arg); return 1;
+    case 'w': s->warmup = atol(arg); return 1;
+    case 'c': s->check = 1; return 1;
+    case 'C': s->format = PERF_CSV; return 1;
+    case 'J': s->format = PERF_JSON; return 1;
+    default: return 0;
+    }
+}
 
 /* What each PE reports to PE 0 after a measurement (doubles, so one put moves it). */
 struct perf_pe_stats {

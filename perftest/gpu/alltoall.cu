@@ -36,10 +36,9 @@
 #include <getopt.h>
 
 struct options {
-    size_t min_size, max_size, factor, target_bytes;
-    long iters, warmup;
-    int threads, check, max_given;
-    enum perf_format format;
+    struct perf_sweep sweep;
+    size_t target_bytes;
+    int threads;
     const char *apis;
 };
 
@@ -122,8 +121,8 @@ static void print_header(struct perf_table *t, const struct options *o, int n)
     char gpu[320], it[200], chk[160];
     snprintf(gpu, sizeof gpu, "GPU %d %s; kernel: 1 block x %d threads per PE", dev, prop.name, o->threads);
     snprintf(it, sizeof it, "%ld warmup; at most %ld timed calls per size and placement, about %zu MiB sent per PE, "
-             "at least 5", o->warmup, o->iters, o->target_bytes >> 20);
-    snprintf(chk, sizeof chk, "%s", o->check ? "--check: every call on fresh data (refill, barrier), every byte checked"
+             "at least 5", o->sweep.warmup, o->sweep.iters, o->target_bytes >> 20);
+    snprintf(chk, sizeof chk, "%s", o->sweep.check ? "--check: every call on fresh data (refill, barrier), every byte checked"
                                              : "#wrong: one more call per row on fresh data, every byte checked");
     const char *desc[] = {
         gpu,
@@ -151,11 +150,11 @@ static long run_api(struct coll_ctx *c, const struct options *o, struct perf_tab
                  o->threads);
     if (c->me == 0) perf_table_group(t, title, 1);
     long wrong_total = 0;
-    for (size_t size = o->min_size; size <= o->max_size; size *= o->factor) {
+    for (size_t size = o->sweep.min_size; size <= o->sweep.max_size; size *= o->sweep.factor) {
         struct a2a a = {src, dst, size, c->me, c->n, o->threads, c->dwrong};
         struct coll_op op = {&a, a2a_prepare, a2a_enqueue, a2a_kernel, a2a_wrong};
-        long iters = coll_iters_for(o->iters, o->target_bytes, size * (size_t)c->n);
-        long warmup = o->warmup < iters ? o->warmup : iters;
+        long iters = coll_iters_for(o->sweep.iters, o->target_bytes, size * (size_t)c->n);
+        long warmup = o->sweep.warmup < iters ? o->sweep.warmup : iters;
         double bytes = (double)size * c->n, bus = (double)(c->n - 1) / c->n;
         const char *api_name = api == COLL_STREAM ? "stream" : "kernel";
         struct perf_row w = perf_row_init("alltoall", api_name, size, size, "uint8", "none", iters);
@@ -166,7 +165,7 @@ static long run_api(struct coll_ctx *c, const struct options *o, struct perf_tab
         }
         if (c->me == 0) perf_table_row(t, &w);
         wrong_total += w.oop.wrong + w.ip.wrong;
-        if (size > o->max_size / o->factor) break;
+        if (size > o->sweep.max_size / o->sweep.factor) break;
     }
     return wrong_total;
 }
@@ -191,28 +190,20 @@ static void usage(const char *prog)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    static const struct option longopts[] = {{"check", no_argument, NULL, 'c'}, {"csv", no_argument, NULL, 'C'},
-                                             {"json", no_argument, NULL, 'J'},  {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "b:e:f:i:w:x:T:a:ch", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, PERF_SWEEP_SHORTOPTS "x:T:a:", perf_sweep_longopts, NULL)) != -1) {
         switch (c) {
-        case 'b': o->min_size = perf_parse_size(optarg); break;
-        case 'e': o->max_size = perf_parse_size(optarg); o->max_given = 1; break;
-        case 'f': o->factor = perf_parse_size(optarg); break;
-        case 'i': o->iters = atol(optarg); break;
-        case 'w': o->warmup = atol(optarg); break;
         case 'x': o->target_bytes = perf_parse_size(optarg); break;
         case 'T': o->threads = atoi(optarg); break;
         case 'a': o->apis = optarg; break;
-        case 'c': o->check = 1; break;
-        case 'C': o->format = PERF_CSV; break;
-        case 'J': o->format = PERF_JSON; break;
-        default: usage(argv[0]); return c == 'h' ? 0 : 2;
+        default:
+            if (perf_sweep_option(&o->sweep, c, optarg)) break;
+            usage(argv[0]);
+            return c == 'h' ? 0 : 2;
         }
     }
-    if (o->iters < 1 || o->warmup < 0 || o->min_size < 8 || o->min_size % 8 || o->max_size < o->min_size ||
-        o->factor < 2 || o->threads < 32 || o->threads > 1024 || o->threads % 32) {
+    if (o->sweep.iters < 1 || o->sweep.warmup < 0 || o->sweep.min_size < 8 || o->sweep.min_size % 8 || o->sweep.max_size < o->sweep.min_size ||
+        o->sweep.factor < 2 || o->threads < 32 || o->threads > 1024 || o->threads % 32) {
         usage(argv[0]);
         return 2;
     }
@@ -221,33 +212,36 @@ static int parse(int argc, char **argv, struct options *o)
 
 int main(int argc, char **argv)
 {
-    struct options o = {8, (size_t)64 << 20, 2, (size_t)1 << 30, 1000, 20, 1024, 0, 0, PERF_TEXT, "stream,kernel"};
+    struct options o = {.sweep = {8, (size_t)64 << 20, 2, 1000, 20, 0, 0, PERF_TEXT},
+                        .target_bytes = (size_t)1 << 30,
+                        .threads = 1024,
+                        .apis = "stream,kernel"};
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
 
     double init_ms = 0;
     perf_init(&init_ms);
     struct coll_ctx c;
-    coll_ctx_init(&c, o.iters, o.check);
-    if (!o.max_given) {
+    coll_ctx_init(&c, o.sweep.iters, o.sweep.check);
+    if (!o.sweep.max_given) {
         size_t heap = perf_heap_hint(PERF_HEAP_ENV, PERF_HEAP_DEFAULT);
-        size_t fit = perf_fit_size(o.min_size, o.factor, heap / 4 * 3 / (2 * (size_t)c.n));
-        if (fit && fit < o.max_size) {
+        size_t fit = perf_fit_size(o.sweep.min_size, o.sweep.factor, heap / 4 * 3 / (2 * (size_t)c.n));
+        if (fit && fit < o.sweep.max_size) {
             if (c.me == 0)
                 fprintf(stderr, "%s-perf-gpu-alltoall: largest size %zu bytes per peer, what a %zu-byte heap holds "
                         "(%s)\n", PERF_LIB, fit, heap, PERF_HEAP_ENV);
-            o.max_size = fit;
+            o.sweep.max_size = fit;
         }
     }
-    unsigned char *src = (unsigned char *)SHM(malloc)(o.max_size * (size_t)c.n);
-    unsigned char *dst = (unsigned char *)SHM(malloc)(o.max_size * (size_t)c.n);
+    unsigned char *src = (unsigned char *)SHM(malloc)(o.sweep.max_size * (size_t)c.n);
+    unsigned char *dst = (unsigned char *)SHM(malloc)(o.sweep.max_size * (size_t)c.n);
     if (!src || !dst) {
         fprintf(stderr, "%s-perf-gpu-alltoall: PE %d: cannot allocate 2 x %zu symmetric bytes (raise %s or lower -e)\n",
-                PERF_LIB, c.me, o.max_size * (size_t)c.n, PERF_HEAP_ENV);
+                PERF_LIB, c.me, o.sweep.max_size * (size_t)c.n, PERF_HEAP_ENV);
         SHM(global_exit)(1);
     }
 
-    struct perf_table t = {o.format, 0};
+    struct perf_table t = {o.sweep.format, 0};
     if (c.me == 0) print_header(&t, &o, c.n);
     long wrong_total = 0;
     if (perf_wants(o.apis, "stream")) wrong_total += run_api(&c, &o, &t, COLL_STREAM, src, dst);

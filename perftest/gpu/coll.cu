@@ -37,10 +37,10 @@
 #include <getopt.h>
 
 struct options {
-    size_t min_size, max_size, factor, target_bytes;
-    long iters, barrier_iters, warmup;
-    int threads, check, max_given;
-    enum perf_format format;
+    struct perf_sweep sweep;
+    size_t target_bytes;
+    long barrier_iters;
+    int threads;
     const char *tests, *apis, *types;
 };
 
@@ -155,7 +155,7 @@ static long barrier_rows(struct coll_ctx *c, const struct options *o, struct per
             snprintf(name, sizeof name, "%s%s", barrier_names[op], block ? "_block" : "");
             const char *api_name = api == COLL_STREAM ? "stream" : "kernel";
             struct perf_row w = perf_row_init(name, api_name, 0, 0, "none", "none", o->barrier_iters);
-            long warmup = o->warmup < o->barrier_iters ? o->warmup : o->barrier_iters;
+            long warmup = o->sweep.warmup < o->barrier_iters ? o->sweep.warmup : o->barrier_iters;
             w.oop = coll_gather(c, coll_measure(c, &cop, (enum coll_api)api, warmup, o->barrier_iters), 0, 0);
             if (c->me == 0) perf_table_row(t, &w);
             wrong_total += w.oop.wrong;
@@ -273,13 +273,13 @@ static long reduce_rows(struct coll_ctx *c, const struct options *o, struct perf
     if (c->me == 0) perf_table_group(t, title, 1);
     long wrong_total = 0;
     double bus = 2.0 * (c->n - 1) / c->n;
-    for (size_t size = o->min_size; size <= o->max_size; size *= o->factor) {
+    for (size_t size = o->sweep.min_size; size <= o->sweep.max_size; size *= o->sweep.factor) {
         size_t count = size / elem, bytes = count * elem;
         if (count > 0) {
             struct red r = {is_float, src, dst, count, c->me, c->n, o->threads, c->dwrong};
             struct coll_op op = {&r, red_prepare, red_enqueue, red_launch, red_wrong};
-            long iters = coll_iters_for(o->iters, o->target_bytes, bytes);
-            long warmup = o->warmup < iters ? o->warmup : iters;
+            long iters = coll_iters_for(o->sweep.iters, o->target_bytes, bytes);
+            long warmup = o->sweep.warmup < iters ? o->sweep.warmup : iters;
             const char *api_name = api == COLL_STREAM ? "stream" : "kernel";
             struct perf_row w = perf_row_init("reduce", api_name, bytes, count, type, "sum", iters);
             w.oop = coll_gather(c, coll_measure(c, &op, api, warmup, iters), (double)bytes, bus);
@@ -288,7 +288,7 @@ static long reduce_rows(struct coll_ctx *c, const struct options *o, struct perf
             if (c->me == 0) perf_table_row(t, &w);
             wrong_total += w.oop.wrong + w.ip.wrong;
         }
-        if (size > o->max_size / o->factor) break;
+        if (size > o->sweep.max_size / o->sweep.factor) break;
     }
     return wrong_total;
 }
@@ -304,8 +304,8 @@ static void print_header(struct perf_table *t, const struct options *o, int n)
     snprintf(gpu, sizeof gpu, "GPU %d %s; kernel: one thread or 1 block x %d threads per PE", dev, prop.name,
              o->threads);
     snprintf(it, sizeof it, "barriers: %ld warmup + %ld timed calls; reduce: at most %ld per size and placement, "
-             "about %zu MiB per PE, at least 5%s", o->warmup, o->barrier_iters, o->iters, o->target_bytes >> 20,
-             o->check ? "; --check: every call on fresh data, fully checked" : "");
+             "about %zu MiB per PE, at least 5%s", o->sweep.warmup, o->barrier_iters, o->sweep.iters, o->target_bytes >> 20,
+             o->sweep.check ? "; --check: every call on fresh data, fully checked" : "");
     const char *desc[] = {
         gpu,
         "time: mean over PEs of each PE's mean per call; p50/p99: per call, largest over PEs; "
@@ -343,31 +343,23 @@ static void usage(const char *prog)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    static const struct option longopts[] = {{"check", no_argument, NULL, 'c'}, {"csv", no_argument, NULL, 'C'},
-                                             {"json", no_argument, NULL, 'J'},  {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "t:a:d:b:e:f:i:n:w:x:T:ch", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, PERF_SWEEP_SHORTOPTS "t:a:d:n:x:T:", perf_sweep_longopts, NULL)) != -1) {
         switch (c) {
         case 't': o->tests = optarg; break;
         case 'a': o->apis = optarg; break;
         case 'd': o->types = optarg; break;
-        case 'b': o->min_size = perf_parse_size(optarg); break;
-        case 'e': o->max_size = perf_parse_size(optarg); o->max_given = 1; break;
-        case 'f': o->factor = perf_parse_size(optarg); break;
-        case 'i': o->iters = atol(optarg); break;
         case 'n': o->barrier_iters = atol(optarg); break;
-        case 'w': o->warmup = atol(optarg); break;
         case 'x': o->target_bytes = perf_parse_size(optarg); break;
         case 'T': o->threads = atoi(optarg); break;
-        case 'c': o->check = 1; break;
-        case 'C': o->format = PERF_CSV; break;
-        case 'J': o->format = PERF_JSON; break;
-        default: usage(argv[0]); return c == 'h' ? 0 : 2;
+        default:
+            if (perf_sweep_option(&o->sweep, c, optarg)) break;
+            usage(argv[0]);
+            return c == 'h' ? 0 : 2;
         }
     }
-    if (o->iters < 1 || o->barrier_iters < 1 || o->warmup < 0 || o->min_size < 1 || o->max_size < o->min_size ||
-        o->factor < 2 || o->threads < 32 || o->threads > 1024 || o->threads % 32) {
+    if (o->sweep.iters < 1 || o->barrier_iters < 1 || o->sweep.warmup < 0 || o->sweep.min_size < 1 || o->sweep.max_size < o->sweep.min_size ||
+        o->sweep.factor < 2 || o->threads < 32 || o->threads > 1024 || o->threads % 32) {
         usage(argv[0]);
         return 2;
     }
@@ -376,32 +368,37 @@ static int parse(int argc, char **argv, struct options *o)
 
 int main(int argc, char **argv)
 {
-    struct options o = {4, (size_t)64 << 20, 2, (size_t)1 << 30, 1000, 10000, 20, 1024, 0, 0, PERF_TEXT,
-                        "barrier_all,barrier,team_sync,reduce", "stream,kernel", "float,int64"};
+    struct options o = {.sweep = {4, (size_t)64 << 20, 2, 1000, 20, 0, 0, PERF_TEXT},
+                        .target_bytes = (size_t)1 << 30,
+                        .barrier_iters = 10000,
+                        .threads = 1024,
+                        .tests = "barrier_all,barrier,team_sync,reduce",
+                        .apis = "stream,kernel",
+                        .types = "float,int64"};
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
 
     double init_ms = 0;
     perf_init(&init_ms);
     struct coll_ctx c;
-    coll_ctx_init(&c, o.iters > o.barrier_iters ? o.iters : o.barrier_iters, o.check);
+    coll_ctx_init(&c, o.sweep.iters > o.barrier_iters ? o.sweep.iters : o.barrier_iters, o.sweep.check);
     int reduce = perf_wants(o.tests, "reduce");
-    size_t fit = perf_fit_size(o.min_size, o.factor, perf_heap_hint(PERF_HEAP_ENV, PERF_HEAP_DEFAULT) / 4 * 3 / 2);
-    if (reduce && !o.max_given && fit && fit < o.max_size) {
+    size_t fit = perf_fit_size(o.sweep.min_size, o.sweep.factor, perf_heap_hint(PERF_HEAP_ENV, PERF_HEAP_DEFAULT) / 4 * 3 / 2);
+    if (reduce && !o.sweep.max_given && fit && fit < o.sweep.max_size) {
         if (c.me == 0)
             fprintf(stderr, "%s-perf-gpu-coll: largest reduce size %zu bytes, what the heap holds (%s)\n", PERF_LIB,
                     fit, PERF_HEAP_ENV);
-        o.max_size = fit;
+        o.sweep.max_size = fit;
     }
-    void *src = reduce ? SHM(malloc)(o.max_size) : NULL, *dst = reduce ? SHM(malloc)(o.max_size) : NULL;
+    void *src = reduce ? SHM(malloc)(o.sweep.max_size) : NULL, *dst = reduce ? SHM(malloc)(o.sweep.max_size) : NULL;
     long *token = (long *)SHM(calloc)(1, sizeof(long));
     if ((reduce && (!src || !dst)) || !token) {
         fprintf(stderr, "%s-perf-gpu-coll: PE %d: cannot allocate 2 x %zu symmetric bytes (raise %s or lower -e)\n",
-                PERF_LIB, c.me, o.max_size, PERF_HEAP_ENV);
+                PERF_LIB, c.me, o.sweep.max_size, PERF_HEAP_ENV);
         SHM(global_exit)(1);
     }
 
-    struct perf_table t = {o.format, 0};
+    struct perf_table t = {o.sweep.format, 0};
     if (c.me == 0) print_header(&t, &o, c.n);
     long wrong_total = barrier_rows(&c, &o, &t, token);
     for (int k = 0; reduce && k < 2; k++) {
