@@ -67,6 +67,12 @@ size_t gshmemi_wait_until(const struct gshmemi_wait_args *args);
 void gshmemi_progress_wait(struct gshmemi_state *st, int (*done)(void *arg), void *arg,
                            void (*describe)(void *arg, char *buf, size_t len));
 
+/* Stream-ordered calls (stream.c, CUDA builds): the state, after checking that the heap
+ * is the device heap (else the job ends with a message naming fn); GSHMEM_TIMEOUT for
+ * waits inside stream kernels (0: none). */
+struct gshmemi_state *gshmemi_stream_state(const char *fn);
+uint64_t gshmemi_stream_timeout_ns(const struct gshmemi_state *st);
+
 /* Synchronization (sync.c). */
 void gshmemi_sync_quiet(struct gshmemi_state *st, const char *fn);
 void gshmemi_sync_barrier(struct gshmemi_state *st, const char *fn);

@@ -11,7 +11,7 @@
 #ifdef GSHMEM_HAVE_CUDA
 #include "device/stream_kernels.h"
 
-static struct gshmemi_state *stream_state(const char *fn)
+struct gshmemi_state *gshmemi_stream_state(const char *fn)
 {
     struct gshmemi_state *st = gshmemi_api_state(fn);
     if (st->heap.kind == GSHMEMI_HEAP_KIND_DEVICE) return st;
@@ -51,14 +51,14 @@ static void stream_check_sig_op(struct gshmemi_state *st, const char *fn, int si
     gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
 }
 
-static uint64_t stream_timeout_ns(const struct gshmemi_state *st)
+uint64_t gshmemi_stream_timeout_ns(const struct gshmemi_state *st)
 {
     return st->env.timeout > 0 ? (uint64_t)(st->env.timeout * 1e9) : 0;
 }
 
 void gshmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = stream_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     gshmemi_api_peer(st, __func__, pe);
     if (nelems == 0) return;
     size_t off = gshmemi_api_offset(st, __func__, "dest", dest, nelems, pe);
@@ -68,7 +68,7 @@ void gshmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int
 
 void gshmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = stream_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     gshmemi_api_peer(st, __func__, pe);
     if (nelems == 0) return;
     size_t off = gshmemi_api_offset(st, __func__, "source", source, nelems, pe);
@@ -79,7 +79,7 @@ void gshmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int
 void gshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
                                      uint64_t signal, int sig_op, int pe, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = stream_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     stream_check_sig_op(st, __func__, sig_op, pe);
     size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
     char *sig = stream_peer_addr(st, __func__, pe, sig_off);
@@ -94,7 +94,7 @@ void gshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nele
 
 void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = stream_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     stream_check_sig_op(st, __func__, sig_op, pe);
     size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
     char *sig = stream_peer_addr(st, __func__, pe, sig_off);
@@ -103,7 +103,7 @@ void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op
 
 void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = stream_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     if (cmp < GSHMEM_CMP_EQ || cmp > GSHMEM_CMP_LE) {
         GSHMEMI_ERROR(SYNC, "%s: cmp=%d is not a GSHMEM_CMP_* value (PE %d)", __func__, cmp, st->my_pe);
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
@@ -113,21 +113,22 @@ void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t c
         GSHMEMI_ERROR(SYNC, "%s: sig_addr=%p is not 8-byte aligned (PE %d)", __func__, (void *)sig_addr, st->my_pe);
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
-    int err = gshmemi_stream_wait(st->device, sig_addr, cmp, cmp_value, stream_timeout_ns(st), st->my_pe, stream);
+    int err = gshmemi_stream_wait(st->device, sig_addr, cmp, cmp_value, gshmemi_stream_timeout_ns(st), st->my_pe,
+                                  stream);
     stream_check(st, __func__, err, st->my_pe);
 }
 
 void gshmemx_quiet_on_stream(struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = stream_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     stream_check(st, __func__, gshmemi_stream_quiet(st->device, stream), st->my_pe);
 }
 
 /* Round r signals PE (me + 2^r) % n, as the device API's barrier does. */
 static void stream_barrier(const char *fn, int complete, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = stream_state(fn);
-    struct gshmemi_stream_barrier_args args = {.timeout_ns = stream_timeout_ns(st), .my_pe = st->my_pe,
+    struct gshmemi_state *st = gshmemi_stream_state(fn);
+    struct gshmemi_stream_barrier_args args = {.timeout_ns = gshmemi_stream_timeout_ns(st), .my_pe = st->my_pe,
                                                .complete = complete};
     args.mine = (uint64_t)(uintptr_t)st->heap.base;
     for (int dist = 1; dist < st->n_pes; dist <<= 1, args.rounds++) {

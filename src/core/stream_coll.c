@@ -13,17 +13,6 @@
 #ifdef GSHMEM_HAVE_CUDA
 #include "device/stream_coll.h"
 
-static struct gshmemi_state *coll_state(const char *fn)
-{
-    struct gshmemi_state *st = gshmemi_api_state(fn);
-    if (st->heap.kind == GSHMEMI_HEAP_KIND_DEVICE && st->dstate) return st;
-    GSHMEMI_ERROR(SYNC, "%s: PE %d has a host heap (%s); stream-ordered collectives need the device heap "
-                        "(GSHMEM_HEAP=device, or auto with a usable GPU). On a host heap, synchronize the stream "
-                        "and use the blocking collective instead", fn, st->my_pe,
-                  gshmemi_heap_kind_name(st->heap.kind));
-    gshmemi_fatal(st, GSHMEMX_ERR_NOT_SUPPORTED);
-}
-
 /* The team, every member of it mapped into our GPU; NULL (logged) when it is not a team of this PE. */
 static const struct gshmemi_team *coll_team(struct gshmemi_state *st, gshmem_team_t team, const char *fn)
 {
@@ -43,7 +32,7 @@ static struct gshmemi_stream_coll_args coll_args(const struct gshmemi_state *st,
                                                  gshmem_team_t team, int kind)
 {
     return (struct gshmemi_stream_coll_args){
-        .timeout_ns = st->env.timeout > 0 ? (uint64_t)(st->env.timeout * 1e9) : 0,
+        .timeout_ns = gshmemi_stream_timeout_ns(st),
         .kind = kind, .team = team, .team_size = t->size, .my_index = t->my_index, .my_pe = st->my_pe};
 }
 
@@ -76,7 +65,7 @@ static void coll_buffers(struct gshmemi_state *st, const char *fn, struct gshmem
 
 static int coll_sync(const char *fn, gshmem_team_t team, int kind, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = coll_state(fn);
+    struct gshmemi_state *st = gshmemi_stream_state(fn);
     const struct gshmemi_team *t = coll_team(st, team, fn);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     struct gshmemi_stream_coll_args args = coll_args(st, t, team, kind);
@@ -96,7 +85,7 @@ int gshmemx_barrier_on_stream(gshmem_team_t team, struct CUstream_st *stream)
 int gshmemx_broadcastmem_on_stream(gshmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root,
                                    struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = coll_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     const struct gshmemi_team *t = coll_team(st, team, __func__);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     if (PE_root < 0 || PE_root >= t->size) {
@@ -117,7 +106,7 @@ int gshmemx_broadcastmem_on_stream(gshmem_team_t team, void *dest, const void *s
 static int coll_blocks(const char *fn, gshmem_team_t team, void *dest, const void *source, size_t nelems, int kind,
                        struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = coll_state(fn);
+    struct gshmemi_state *st = gshmemi_stream_state(fn);
     const struct gshmemi_team *t = coll_team(st, team, fn);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     if (nelems == 0) return 0;
@@ -146,7 +135,7 @@ int gshmemx_alltoallmem_on_stream(gshmem_team_t team, void *dest, const void *so
 int gshmemx_collectmem_on_stream(gshmem_team_t team, void *dest, const void *source, size_t nelems,
                                  struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = coll_state(__func__);
+    struct gshmemi_state *st = gshmemi_stream_state(__func__);
     const struct gshmemi_team *t = coll_team(st, team, __func__);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     struct gshmemi_stream_coll_args args = coll_args(st, t, team, GSHMEMI_STREAM_COLL_COLLECT);
@@ -159,7 +148,7 @@ int gshmemx_collectmem_on_stream(gshmem_team_t team, void *dest, const void *sou
 static int coll_reduce(const char *fn, gshmem_team_t team, void *dest, const void *source, size_t nreduce,
                        size_t elem, int type, int op, struct CUstream_st *stream)
 {
-    struct gshmemi_state *st = coll_state(fn);
+    struct gshmemi_state *st = gshmemi_stream_state(fn);
     const struct gshmemi_team *t = coll_team(st, team, fn);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     if (nreduce == 0) return 0;
