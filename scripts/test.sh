@@ -25,4 +25,6 @@ cmake --build build-asan
 hwloc_no_plugins=$(mktemp -d)
 HWLOC_PLUGINS_PATH=$hwloc_no_plugins ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE "multinode|tcp"
+# The remote-path runs (labels multinode, tcp) run in the build above only: under the
+# sanitizers they outgrow the pods' time limit on a 2-core machine (not yet measured).

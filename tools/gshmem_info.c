@@ -5,6 +5,7 @@
 #include "device/cuda_probe.h"
 #include "device/mps.h"
 #include "gshmem_build_config.h"
+#include "transport/transport.h"
 
 #include <gshmem.h>
 
@@ -97,6 +98,12 @@ int main(int argc, char **argv)
     printf("  heaps:        %s\n", gshmemi_cuda_built() ? "device (CUDA VMM) when a GPU is usable, else host (hugetlb or THP)"
                                                           : "host (hugetlb or THP); device heap needs a CUDA build");
     printf("  transports:   %s\n", GSHMEMI_BUILD_TRANSPORTS);
+    if (env_rc == 0) {
+        const char *remote_why, *remote = gshmemi_transports_remote_choice(&env, &remote_why);
+        printf("  node-local:   %s\n", env.disable_p2p ? "remote transport too (GSHMEM_DISABLE_P2P=1)"
+                                                       : "p2p (same node id: hostname and boot id, or GSHMEM_NODE_ID)");
+        printf("  other nodes:  %s (%s)\n", remote, remote_why);
+    }
     printf("  bootstraps:   %s\n", GSHMEMI_BUILD_BOOTSTRAPS);
     if (env_rc == 0 && env.bootstrap == GSHMEMI_BOOTSTRAP_AUTO) {
         const char *boot_why, *boot = gshmemi_bootstrap_detect(&env, &boot_why);

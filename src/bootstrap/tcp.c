@@ -23,6 +23,11 @@
 
 /* abort and BYE are courtesy messages: they never wait long. */
 #define TCP_FAREWELL_TIMEOUT_S 5.0
+/* After its own GSHMEM_TIMEOUT ran out in a round, how long a PE waits for the root to
+ * name the PEs the round lacks (the root's answer is one local decision away). */
+#define TCP_VERDICT_TIMEOUT_S 2.0
+/* An ABORT or ERROR payload fits here. */
+#define TCP_NOTICE_MAX (GSHMEMI_WIRE_ERROR_MAX > GSHMEMI_WIRE_ABORT_MAX ? GSHMEMI_WIRE_ERROR_MAX : GSHMEMI_WIRE_ABORT_MAX)
 
 struct tcp_impl {
     int fd;
@@ -146,17 +151,57 @@ static int tcp_send(struct tcp_impl *t, unsigned type, uint32_t seq, const void 
     return rc;
 }
 
+/* Appends "PE 3" or "PEs 3, 7" (the listed ranks whose joined flag is `joined`) to out. */
+static size_t tcp_list_missing(const struct gshmemi_wire_abort *a, uint32_t joined, char *out, size_t outlen)
+{
+    size_t len = 0;
+    int n = 0;
+    for (uint32_t i = 0; i < a->nlisted; i++) n += a->missing[i].joined == joined;
+    for (uint32_t i = 0, k = 0; i < a->nlisted && len < outlen; i++) {
+        if (a->missing[i].joined != joined) continue;
+        len += (size_t)snprintf(out + len, outlen - len, "%s%d", k++ == 0 ? (n > 1 ? "PEs " : "PE ") : ", ",
+                                (int)a->missing[i].rank);
+    }
+    return len < outlen ? len : outlen - 1;
+}
+
+/* The root's verdict on a round that never completed: who never came. */
+static void tcp_log_missing(const struct tcp_impl *t, const struct gshmemi_wire_abort *a)
+{
+    char never[200] = "", late[200] = "", more[48] = "";
+    size_t nnever = tcp_list_missing(a, 0, never, sizeof(never));
+    tcp_list_missing(a, 1, late, sizeof(late));
+    if (a->nmissing > a->nlisted) snprintf(more, sizeof(more), " (%u PEs missing, %u listed)", a->nmissing, a->nlisted);
+    if (nnever > 0 && late[0] != '\0')
+        GSHMEMI_ERROR(BOOT, "the job never assembled: %s did not join and %s did not reach allgather round %u within "
+                      "GSHMEM_TIMEOUT=%g s%s (%s)", never, late, a->round, t->timeout, more, t->peer);
+    else if (nnever > 0)
+        GSHMEMI_ERROR(BOOT, "the job never assembled: %s did not join within GSHMEM_TIMEOUT=%g s%s (%s)", never,
+                      t->timeout, more, t->peer);
+    else
+        GSHMEMI_ERROR(BOOT, "bootstrap allgather round %u never completed: %s did not reach it within "
+                      "GSHMEM_TIMEOUT=%g s%s (%s)", a->round, late, t->timeout, more, t->peer);
+}
+
 /* Handles an ABORT or ERROR frame whose header was read; logs once. */
 static int tcp_handle_notice(struct tcp_impl *t, const struct gshmemi_wire_header *h, int64_t deadline,
                              const char *waiting_for)
 {
-    uint8_t buf[GSHMEMI_WIRE_ERROR_MAX + 1];
+    uint8_t buf[TCP_NOTICE_MAX + 1];
     char err[GSHMEMI_WIRE_ERR_MAX];
     int rc = gshmemi_wire_read_all(t->fd, buf, h->length, deadline, t->peer, err, sizeof(err));
     if (rc == 0 && h->type == GSHMEMI_WIRE_ABORT) {
         struct gshmemi_wire_abort a;
         rc = gshmemi_wire_abort_decode(buf, h->length, &a, err, sizeof(err));
-        if (rc == 0) {
+        if (rc == 0 && a.kind == GSHMEMI_WIRE_ABORT_MISSING) {
+            tcp_log_missing(t, &a);
+            atomic_store(&t->failed, GSHMEMX_ERR_TIMEOUT);
+            return GSHMEMX_ERR_TIMEOUT;
+        }
+        if (rc == 0 && a.kind == GSHMEMI_WIRE_ABORT_TIMEOUT) {
+            snprintf(err, sizeof(err), "%s sent an ABORT of kind TIMEOUT, which only PEs send", t->peer);
+            rc = GSHMEMX_ERR_PROTOCOL;
+        } else if (rc == 0) {
             if (a.kind == GSHMEMI_WIRE_ABORT_LOST)
                 GSHMEMI_ERROR(BOOT, "job aborted while %s: PE %d exited or lost its connection to the %s",
                               waiting_for, (int)a.origin, t->peer);
@@ -193,6 +238,59 @@ static int tcp_fail(struct tcp_impl *t, int rc, const char *waiting_for, const c
     return rc;
 }
 
+/* 0 once fd has input, 1 when the deadline passed first. */
+static int tcp_wait_input(int fd, int64_t deadline)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    for (;;) {
+        int ms = gshmemi_wire_poll_ms(deadline);
+        int n = poll(&pfd, 1, ms);
+        if (n > 0 || (n < 0 && errno != EINTR)) return 0; /* the read that follows reports an error */
+        if (n == 0 && ms == 0) return 1;
+    }
+}
+
+/* Reads the rest of a frame whose header h arrived: a notice, or the awaited one. */
+static int tcp_take_frame(struct tcp_impl *t, const struct gshmemi_wire_header *h, unsigned want, uint32_t seq,
+                          void *out, size_t len, int64_t deadline, const char *waiting_for)
+{
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    /* A header that came at the deadline is followed by its payload: give that a moment. */
+    int64_t rest = gshmemi_wire_deadline(TCP_VERDICT_TIMEOUT_S);
+    if (deadline >= 0 && deadline < rest) deadline = rest;
+    if (h->type == GSHMEMI_WIRE_ABORT || h->type == GSHMEMI_WIRE_ERROR)
+        return tcp_handle_notice(t, h, deadline, waiting_for);
+    if (h->type != want || h->seq != seq || h->length != len) {
+        snprintf(err, sizeof(err), "%s sent %s (round %u, %u bytes), expected %s (round %u, %zu bytes)", t->peer,
+                 gshmemi_wire_type_name(h->type), h->seq, h->length, gshmemi_wire_type_name(want), seq, len);
+        return tcp_fail(t, GSHMEMX_ERR_PROTOCOL, waiting_for, err);
+    }
+    int rc = gshmemi_wire_read_all(t->fd, out, len, deadline, t->peer, err, sizeof(err));
+    return rc ? tcp_fail(t, rc, waiting_for, err) : 0;
+}
+
+/* This PE's GSHMEM_TIMEOUT ran out waiting for round seq's RESULT: the root, told so,
+ * answers every PE with the PEs the round lacks (or the RESULT was already on its way). */
+static int tcp_round_timed_out(struct tcp_impl *t, uint32_t seq, void *out, size_t len, const char *waiting_for)
+{
+    struct gshmemi_wire_abort a = {.status = GSHMEMX_ERR_TIMEOUT, .origin = t->rank,
+                                   .kind = GSHMEMI_WIRE_ABORT_TIMEOUT};
+    uint8_t buf[GSHMEMI_WIRE_ABORT_MAX];
+    struct gshmemi_wire_header h;
+    char err[GSHMEMI_WIRE_ERR_MAX];
+    size_t n = gshmemi_wire_abort_encode(&a, buf);
+    int64_t deadline = gshmemi_wire_deadline(TCP_VERDICT_TIMEOUT_S);
+    int rc = tcp_send(t, GSHMEMI_WIRE_ABORT, seq, buf, n, TCP_VERDICT_TIMEOUT_S, err, sizeof(err));
+    if (rc == 0 && tcp_wait_input(t->fd, deadline) == 0)
+        rc = gshmemi_wire_recv_header(t->fd, &h, deadline, t->peer, err, sizeof(err));
+    else if (rc == 0)
+        rc = GSHMEMX_ERR_TIMEOUT;
+    if (rc == 0) return tcp_take_frame(t, &h, GSHMEMI_WIRE_RESULT, seq, out, len, deadline, waiting_for);
+    if (rc == GSHMEMX_ERR_TIMEOUT)
+        snprintf(err, sizeof(err), "no answer from the %s, and no word from it on which PEs are missing", t->peer);
+    return tcp_fail(t, GSHMEMX_ERR_TIMEOUT, waiting_for, err);
+}
+
 /* Waits for a frame of type `want` (seq and length as given); ABORT/ERROR end the wait.
  * The payload lands in out. */
 static int tcp_await(struct tcp_impl *t, unsigned want, uint32_t seq, void *out, size_t len, const char *waiting_for)
@@ -200,17 +298,11 @@ static int tcp_await(struct tcp_impl *t, unsigned want, uint32_t seq, void *out,
     int64_t deadline = gshmemi_wire_deadline(t->timeout);
     struct gshmemi_wire_header h;
     char err[GSHMEMI_WIRE_ERR_MAX];
+    if (want == GSHMEMI_WIRE_RESULT && tcp_wait_input(t->fd, deadline) == 1)
+        return tcp_round_timed_out(t, seq, out, len, waiting_for);
     int rc = gshmemi_wire_recv_header(t->fd, &h, deadline, t->peer, err, sizeof(err));
     if (rc) return tcp_fail(t, rc, waiting_for, err);
-    if (h.type == GSHMEMI_WIRE_ABORT || h.type == GSHMEMI_WIRE_ERROR)
-        return tcp_handle_notice(t, &h, deadline, waiting_for);
-    if (h.type != want || h.seq != seq || h.length != len) {
-        snprintf(err, sizeof(err), "%s sent %s (round %u, %u bytes), expected %s (round %u, %zu bytes)", t->peer,
-                 gshmemi_wire_type_name(h.type), h.seq, h.length, gshmemi_wire_type_name(want), seq, len);
-        return tcp_fail(t, GSHMEMX_ERR_PROTOCOL, waiting_for, err);
-    }
-    rc = gshmemi_wire_read_all(t->fd, out, len, deadline, t->peer, err, sizeof(err));
-    return rc ? tcp_fail(t, rc, waiting_for, err) : 0;
+    return tcp_take_frame(t, &h, want, seq, out, len, deadline, waiting_for);
 }
 
 /* One round through the root; `kind` names it in diagnostics ("allgather", "barrier"). */
@@ -281,7 +373,7 @@ static void tcp_abort(struct gshmemi_bootstrap *bs, int status)
 {
     struct tcp_impl *t = bs->impl;
     struct gshmemi_wire_abort a = {.status = status, .origin = t->rank, .kind = GSHMEMI_WIRE_ABORT_CALLED};
-    uint8_t buf[GSHMEMI_WIRE_ABORT_SIZE];
+    uint8_t buf[GSHMEMI_WIRE_ABORT_MAX];
     char err[GSHMEMI_WIRE_ERR_MAX];
     int expected = 0;
     atomic_compare_exchange_strong(&t->failed, &expected, GSHMEMX_ERR_ABORTED);

@@ -73,25 +73,34 @@ static void root_refuse(struct gshmemi_tcp_root *root, struct root_conn *c, int 
 }
 
 /* Tells every connected PE except `except` that the job is over. */
-static void root_broadcast_abort(struct gshmemi_tcp_root *root, int origin, int status, uint32_t kind, int except)
+static void root_broadcast(struct gshmemi_tcp_root *root, const struct gshmemi_wire_abort *a, int except)
 {
-    struct gshmemi_wire_abort a = {.status = status, .origin = origin, .kind = kind};
-    uint8_t buf[GSHMEMI_WIRE_ABORT_SIZE];
-    gshmemi_wire_abort_encode(&a, buf);
+    uint8_t buf[GSHMEMI_WIRE_ABORT_MAX];
+    size_t len = gshmemi_wire_abort_encode(a, buf);
     if (!root->failed) {
-        root->failed = kind == GSHMEMI_WIRE_ABORT_LOST ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_ABORTED;
+        root->failed = a->kind == GSHMEMI_WIRE_ABORT_LOST      ? GSHMEMX_ERR_PEER_LOST
+                       : a->kind == GSHMEMI_WIRE_ABORT_MISSING ? GSHMEMX_ERR_TIMEOUT
+                                                               : GSHMEMX_ERR_ABORTED;
         int said = root->abort_reason[0] != '\0'; /* the caller knew better */
-        if (!said && kind == GSHMEMI_WIRE_ABORT_LOST)
-            snprintf(root->abort_reason, sizeof(root->abort_reason), "PE %d exited or lost its connection", origin);
+        if (!said && a->kind == GSHMEMI_WIRE_ABORT_LOST)
+            snprintf(root->abort_reason, sizeof(root->abort_reason), "PE %d exited or lost its connection",
+                     (int)a->origin);
         else if (!said)
-            snprintf(root->abort_reason, sizeof(root->abort_reason), "PE %d aborted it with status %d", origin, status);
+            snprintf(root->abort_reason, sizeof(root->abort_reason), "PE %d aborted it with status %d",
+                     (int)a->origin, (int)a->status);
     }
     for (int r = 0; r < root->nranks; r++) {
         int s = root->slot_of_rank[r];
         if (r == except || s < 0) continue;
         /* A courtesy to PEs that may be dying too: never wait long on one. */
-        root_send_timed(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, sizeof(buf), ROOT_ABORT_SEND_TIMEOUT_S);
+        root_send_timed(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, len, ROOT_ABORT_SEND_TIMEOUT_S);
     }
+}
+
+static void root_broadcast_abort(struct gshmemi_tcp_root *root, int origin, int status, uint32_t kind, int except)
+{
+    struct gshmemi_wire_abort a = {.status = status, .origin = origin, .kind = kind};
+    root_broadcast(root, &a, except);
 }
 
 /* When the job ends inside a round: which PEs the others were waiting for. */
@@ -109,6 +118,35 @@ static void root_round_log_missing(const struct gshmemi_tcp_root *root)
     }
     GSHMEMI_ERROR(BOOT, "bootstrap root: allgather round %u was waiting for %d of %d PEs: PE %s%s", root->seq,
                   missing, root->nranks, list, missing > 24 ? ", ..." : "");
+}
+
+/* A PE's GSHMEM_TIMEOUT ran out in the current round: every PE, that one too, learns
+ * which PEs the round lacked, those that never joined first in the reason. */
+static void root_round_expire(struct gshmemi_tcp_root *root, const struct root_conn *c)
+{
+    struct gshmemi_wire_abort a = {.status = GSHMEMX_ERR_TIMEOUT, .origin = c->rank,
+                                   .kind = GSHMEMI_WIRE_ABORT_MISSING, .round = root->seq};
+    int never = 0, first = -1;
+    for (int r = 0; r < root->nranks; r++) {
+        if (root->contrib[r] != NULL) continue;
+        never += !root->rank_seen[r];
+        if (first < 0 || (!root->rank_seen[r] && root->rank_seen[first])) first = r;
+        if (a.nlisted < GSHMEMI_WIRE_MISSING_LIST_MAX) {
+            a.missing[a.nlisted].rank = r;
+            a.missing[a.nlisted++].joined = root->rank_seen[r] != 0;
+        }
+        a.nmissing++;
+    }
+    GSHMEMI_ERROR(BOOT, "bootstrap root: %s gave up on allgather round %u after its GSHMEM_TIMEOUT; %d of %d "
+                  "PEs never joined: telling every PE who is missing", c->peer, root->seq, never, root->nranks);
+    root_round_log_missing(root);
+    if (never > 0)
+        snprintf(root->abort_reason, sizeof(root->abort_reason), "it never assembled (PE %d did not join in time)",
+                 first);
+    else
+        snprintf(root->abort_reason, sizeof(root->abort_reason), "allgather round %u timed out waiting for PE %d",
+                 root->seq, first);
+    root_broadcast(root, &a, -1);
 }
 
 /* A PE's connection broke (closed without BYE, garbage, send failure): end the job. */
@@ -234,6 +272,7 @@ static void root_handle_gather(struct gshmemi_tcp_root *root, struct root_conn *
     if (root->ncontrib == root->nranks) root_round_complete(root);
 }
 
+/* A PE's ABORT: it called abort (CALLED), or its wait for round hdr.seq ran out (TIMEOUT). */
 static void root_handle_abort(struct gshmemi_tcp_root *root, struct root_conn *c)
 {
     struct gshmemi_wire_abort a;
@@ -242,7 +281,18 @@ static void root_handle_abort(struct gshmemi_tcp_root *root, struct root_conn *c
         root_rank_lost(root, c, err);
         return;
     }
+    if (a.kind != GSHMEMI_WIRE_ABORT_CALLED && a.kind != GSHMEMI_WIRE_ABORT_TIMEOUT) {
+        snprintf(err, sizeof(err), "sent an ABORT of kind %u, which only the root sends", a.kind);
+        root_rank_lost(root, c, err);
+        return;
+    }
     if (root->failed) return;
+    if (a.kind == GSHMEMI_WIRE_ABORT_TIMEOUT) {
+        /* Else the round completed meanwhile and its RESULT is on the way to the PE. */
+        if (c->hdr.seq == root->seq && root->contrib[c->rank] != NULL && !root->round_doomed)
+            root_round_expire(root, c);
+        return;
+    }
     GSHMEMI_ERROR(BOOT, "bootstrap root: %s aborted the job with status %d", c->peer, (int)a.status);
     root_round_log_missing(root);
     root_broadcast_abort(root, c->rank, a.status, GSHMEMI_WIRE_ABORT_CALLED, c->rank);

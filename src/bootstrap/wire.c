@@ -34,7 +34,7 @@ uint32_t gshmemi_wire_max_payload(unsigned type)
     case GSHMEMI_WIRE_GATHER:
     case GSHMEMI_WIRE_RESULT: return GSHMEMI_WIRE_MAX_PAYLOAD;
     case GSHMEMI_WIRE_ERROR: return GSHMEMI_WIRE_ERROR_MAX;
-    case GSHMEMI_WIRE_ABORT: return GSHMEMI_WIRE_ABORT_SIZE;
+    case GSHMEMI_WIRE_ABORT: return GSHMEMI_WIRE_ABORT_MAX;
     case GSHMEMI_WIRE_BYE: return 0;
     case GSHMEMI_WIRE_CHALLENGE: return GSHMEMI_WIRE_NONCE_SIZE;
     case GSHMEMI_WIRE_AUTH: return GSHMEMI_WIRE_PROOF_SIZE;
@@ -282,22 +282,74 @@ size_t gshmemi_wire_abort_encode(const struct gshmemi_wire_abort *a, uint8_t *ou
     wire_put32(out, (uint32_t)a->status);
     wire_put32(out + 4, (uint32_t)a->origin);
     wire_put32(out + 8, a->kind);
-    return GSHMEMI_WIRE_ABORT_SIZE;
+    if (a->kind != GSHMEMI_WIRE_ABORT_MISSING) return GSHMEMI_WIRE_ABORT_SIZE;
+    uint32_t n = a->nlisted < GSHMEMI_WIRE_MISSING_LIST_MAX ? a->nlisted : GSHMEMI_WIRE_MISSING_LIST_MAX;
+    wire_put32(out + 12, a->round);
+    wire_put32(out + 16, a->nmissing);
+    wire_put32(out + 20, n);
+    for (uint32_t i = 0; i < n; i++) {
+        wire_put32(out + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i, (uint32_t)a->missing[i].rank);
+        wire_put32(out + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i + 4, a->missing[i].joined);
+    }
+    return GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * (size_t)n;
+}
+
+/* The list of a MISSING abort whose fixed part is in a. */
+static int wire_missing_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_abort *a, char *err,
+                               size_t errlen)
+{
+    if (len < GSHMEMI_WIRE_ABORT_MISSING_FIXED) {
+        snprintf(err, errlen, "malformed ABORT payload (%zu bytes, a MISSING abort has at least %d)", len,
+                 GSHMEMI_WIRE_ABORT_MISSING_FIXED);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    a->round = wire_get32(buf + 12);
+    a->nmissing = wire_get32(buf + 16);
+    a->nlisted = wire_get32(buf + 20);
+    if (a->nmissing == 0 || a->nlisted > a->nmissing || a->nlisted > GSHMEMI_WIRE_MISSING_LIST_MAX) {
+        snprintf(err, errlen, "ABORT lists %u of %u missing PEs (at most %d listed, at least 1 missing)", a->nlisted,
+                 a->nmissing, GSHMEMI_WIRE_MISSING_LIST_MAX);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    size_t want = GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * (size_t)a->nlisted;
+    if (len != want) {
+        snprintf(err, errlen, "malformed ABORT payload (%zu bytes, %u missing PEs listed make %zu)", len, a->nlisted,
+                 want);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    for (uint32_t i = 0; i < a->nlisted; i++) {
+        const uint8_t *p = buf + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i;
+        a->missing[i].rank = (int32_t)wire_get32(p);
+        a->missing[i].joined = wire_get32(p + 4);
+        if (a->missing[i].rank < 0 || (i > 0 && a->missing[i].rank <= a->missing[i - 1].rank) ||
+            a->missing[i].joined > 1) {
+            snprintf(err, errlen, "ABORT missing PE entry %u is invalid (rank %d, joined %u)", i,
+                     (int)a->missing[i].rank, a->missing[i].joined);
+            return GSHMEMX_ERR_PROTOCOL;
+        }
+    }
+    return 0;
 }
 
 int gshmemi_wire_abort_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_abort *a, char *err,
                               size_t errlen)
 {
     memset(a, 0, sizeof(*a));
-    if (len != GSHMEMI_WIRE_ABORT_SIZE) {
-        snprintf(err, errlen, "malformed ABORT payload (%zu bytes, expected %d)", len, GSHMEMI_WIRE_ABORT_SIZE);
+    if (len < GSHMEMI_WIRE_ABORT_SIZE || len > GSHMEMI_WIRE_ABORT_MAX) {
+        snprintf(err, errlen, "malformed ABORT payload (%zu bytes, expected %d to %d)", len, GSHMEMI_WIRE_ABORT_SIZE,
+                 GSHMEMI_WIRE_ABORT_MAX);
         return GSHMEMX_ERR_PROTOCOL;
     }
     a->status = (int32_t)wire_get32(buf);
     a->origin = (int32_t)wire_get32(buf + 4);
     a->kind = wire_get32(buf + 8);
-    if (a->kind != GSHMEMI_WIRE_ABORT_CALLED && a->kind != GSHMEMI_WIRE_ABORT_LOST) {
+    if (a->kind > GSHMEMI_WIRE_ABORT_MISSING) {
         snprintf(err, errlen, "ABORT carries unknown kind %u", a->kind);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    if (a->kind == GSHMEMI_WIRE_ABORT_MISSING) return wire_missing_decode(buf, len, a, err, errlen);
+    if (len != GSHMEMI_WIRE_ABORT_SIZE) {
+        snprintf(err, errlen, "malformed ABORT payload (%zu bytes, expected %d)", len, GSHMEMI_WIRE_ABORT_SIZE);
         return GSHMEMX_ERR_PROTOCOL;
     }
     return 0;

@@ -21,7 +21,11 @@
 #include <stdint.h>
 
 #define GSHMEMI_WIRE_MAGIC 0x42485347u /* bytes 'G' 'S' 'H' 'B' */
-#define GSHMEMI_WIRE_VERSION 2
+/* 3: ABORT grew the TIMEOUT and MISSING kinds and MISSING's longer payload. A version 2
+ * peer would refuse those frames only once a job is already failing, garbling the one
+ * message meant to explain it; with the bump a mixed job is refused at its first
+ * HELLO, naming both versions. */
+#define GSHMEMI_WIRE_VERSION 3
 #define GSHMEMI_WIRE_HEADER_SIZE 20
 #define GSHMEMI_WIRE_ROOT (-1)
 /* Largest GATHER/RESULT payload (a whole allgather result). */
@@ -94,15 +98,33 @@ struct gshmemi_wire_error {
 #define GSHMEMI_WIRE_ERROR_MAX (4 + GSHMEMI_WIRE_MSG_MAX - 1)
 
 enum gshmemi_wire_abort_kind {
-    GSHMEMI_WIRE_ABORT_CALLED = 0, /* origin called abort(status) */
-    GSHMEMI_WIRE_ABORT_LOST = 1    /* origin's connection closed without BYE */
+    GSHMEMI_WIRE_ABORT_CALLED = 0,  /* origin called abort(status) */
+    GSHMEMI_WIRE_ABORT_LOST = 1,    /* origin's connection closed without BYE */
+    GSHMEMI_WIRE_ABORT_TIMEOUT = 2, /* PE -> root: origin's GSHMEM_TIMEOUT ran out waiting for
+                                       allgather round `seq` (the header's): who is missing? */
+    GSHMEMI_WIRE_ABORT_MISSING = 3  /* root -> PE: that round never completed; the payload
+                                       names the PEs it lacked (origin gave up first) */
 };
+/* Longest list of missing PEs a MISSING abort carries; nmissing counts them all. */
+#define GSHMEMI_WIRE_MISSING_LIST_MAX 32
 struct gshmemi_wire_abort {
     int32_t status;
-    int32_t origin; /* the rank that aborted or was lost */
+    int32_t origin; /* the rank that aborted, was lost or timed out */
     uint32_t kind;  /* enum gshmemi_wire_abort_kind */
+    /* MISSING only */
+    uint32_t round;    /* the allgather round that never completed */
+    uint32_t nmissing; /* PEs it lacked, >= 1; the first nlisted are listed */
+    uint32_t nlisted;  /* <= GSHMEMI_WIRE_MISSING_LIST_MAX and <= nmissing */
+    struct {
+        int32_t rank;    /* ascending */
+        uint32_t joined; /* 0: never joined the job; 1: joined, never reached the round */
+    } missing[GSHMEMI_WIRE_MISSING_LIST_MAX];
 };
+/* ABORT payload: i32 status, i32 origin, u32 kind; MISSING adds u32 round, u32 nmissing,
+ * u32 nlisted and nlisted x (i32 rank, u32 joined). */
 #define GSHMEMI_WIRE_ABORT_SIZE 12
+#define GSHMEMI_WIRE_ABORT_MISSING_FIXED 24
+#define GSHMEMI_WIRE_ABORT_MAX (GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * GSHMEMI_WIRE_MISSING_LIST_MAX)
 #define GSHMEMI_WIRE_WELCOME_SIZE 8
 
 /* The AUTH payload for rank in job_id answering nonce. */
@@ -140,6 +162,9 @@ int gshmemi_wire_hello_decode(const uint8_t *buf, size_t len, struct gshmemi_wir
 size_t gshmemi_wire_error_encode(int32_t status, const char *msg, uint8_t *out);
 int gshmemi_wire_error_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_error *e, char *err,
                               size_t errlen);
+/* out holds GSHMEMI_WIRE_ABORT_MAX bytes (GSHMEMI_WIRE_ABORT_SIZE for kinds other than
+ * MISSING). The decoder accepts exactly the layout above: ranks >= 0, strictly ascending,
+ * joined 0 or 1, 1 <= nmissing, nlisted <= both limits. */
 size_t gshmemi_wire_abort_encode(const struct gshmemi_wire_abort *a, uint8_t *out);
 int gshmemi_wire_abort_decode(const uint8_t *buf, size_t len, struct gshmemi_wire_abort *a, char *err,
                               size_t errlen);

@@ -47,9 +47,16 @@
     X(BOOTSTRAP_UID, STRING, bootstrap_uid, "", "host:port",                                       \
       "Unique-ID bootstrap: where the root listens (gshmemx_get_uniqueid), or with GSHMEM_BOOTSTRAP=uid where rank 0 hosts it") \
     X(JOB_ID, STRING, job_id, "", "string", "Job identifier shared by every PE (set by gshmemrun)") \
-    X(NODE_ID, STRING, node_id, "", "string", "Overrides the node identity (hostname and boot id) used to find node-local PEs")
+    X(NODE_ID, STRING, node_id, "", "string", "Overrides the node identity (hostname and boot id) used to find node-local PEs") \
+    X(DISABLE_P2P, BOOL, disable_p2p, "0", "0|1",                                                   \
+      "Reach node-local PEs through the remote transport too (tests the remote path on one machine)") \
+    X(REMOTE_TRANSPORT, ENUM, remote_transport, "auto", "auto|tcp|ibv",                             \
+      "Transport for PEs on other nodes (auto: ibv where usable, else tcp)")                         \
+    X(TCP_IFNAME, STRING, tcp_ifname, "", "interface name",                                          \
+      "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: the bootstrap's, else the first up non-loopback one)")
 
 enum gshmemi_env_heap { GSHMEMI_HEAP_AUTO, GSHMEMI_HEAP_DEVICE, GSHMEMI_HEAP_HOST };
+enum gshmemi_env_remote { GSHMEMI_REMOTE_AUTO, GSHMEMI_REMOTE_TCP, GSHMEMI_REMOTE_IBV };
 enum gshmemi_env_hugepages { GSHMEMI_HUGEPAGES_AUTO, GSHMEMI_HUGEPAGES_ON, GSHMEMI_HUGEPAGES_OFF };
 enum gshmemi_env_bootstrap {
     GSHMEMI_BOOTSTRAP_AUTO,

@@ -1,6 +1,7 @@
 /* init, finalize and exit: the process state's lifetime. */
 #include "bootstrap/uid.h"
 #include "core/api.h"
+#include "core/proxy.h"
 #include "core/team.h"
 
 #include "device/cuda_probe.h"
@@ -9,6 +10,7 @@
 
 #include <gshmem.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,32 @@
 
 struct gshmemi_state gshmemi_state;
 
+void gshmemi_transport_fatal(int status)
+{
+    gshmemi_fatal(&gshmemi_state, status);
+}
+
+/* A peer's connection broke: if the job is ending anyway (gshmem_global_exit, or a
+ * death the bootstrap reports), that is the story to tell; else the transport's. */
+static int fatal_peer_lost(struct gshmemi_state *st)
+{
+    for (int i = 0; i < 200 && st->boot.ops; i++) {
+        int rc = st->boot.ops->check(&st->boot);
+        if (rc != 0) return rc;
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    }
+    const char *why = gshmemi_transports_loss();
+    if (why) GSHMEMI_ERROR(TRANSPORT, "%s", why);
+    return GSHMEMX_ERR_PEER_LOST;
+}
+
 _Noreturn void gshmemi_fatal(struct gshmemi_state *st, int status)
 {
+    static atomic_int ending;
+    if (atomic_exchange(&ending, 1)) /* another thread is ending the job */
+        for (;;) pause();
     GSHMEMI_TRACE(INIT, "ending the job after a fatal error: %s", gshmemx_strerror(status));
+    if (status == GSHMEMX_ERR_PEER_LOST) status = fatal_peer_lost(st);
     fflush(NULL);
     /* Another PE's gshmem_global_exit: leave with its status, quietly. */
     if (status == GSHMEMX_ERR_ABORTED) _exit(st->boot.abort_status);
@@ -122,7 +147,7 @@ static int init_sync_heap(struct gshmemi_state *st)
     if (!st->sync_of_pe) return GSHMEMX_ERR_NOMEM;
     int rc = gshmemi_heap_create(&small, &st->sync_heap);
     if (rc == 0)
-        rc = gshmemi_transports_create(&st->boot, &st->sync_heap, st->env.timeout, st->sync_of_pe,
+        rc = gshmemi_transports_create(&st->boot, &st->sync_heap, &st->env, st->sync_of_pe,
                                        &st->sync_transports);
     gshmemi_heap_close_fd(&st->sync_heap);
     return rc;
@@ -132,7 +157,7 @@ static int init_transports(struct gshmemi_state *st)
 {
     st->transport_of_pe = calloc((size_t)st->n_pes, sizeof(*st->transport_of_pe));
     if (!st->transport_of_pe) return GSHMEMX_ERR_NOMEM;
-    return gshmemi_transports_create(&st->boot, &st->heap, st->env.timeout, st->transport_of_pe, &st->transports);
+    return gshmemi_transports_create(&st->boot, &st->heap, &st->env, st->transport_of_pe, &st->transports);
 }
 
 static void init_print_config(const struct gshmemi_state *st)
@@ -149,6 +174,7 @@ static void init_teardown(struct gshmemi_state *st)
 {
     gshmemi_device_state_fini(st);
     gshmemi_coll_fini(st);
+    gshmemi_proxy_fini(st);
     gshmemi_transports_destroy(&st->transports);
     gshmemi_transports_destroy(&st->sync_transports);
     gshmemi_heap_destroy(&st->sync_heap);
@@ -193,6 +219,7 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
     if ((rc = gshmemi_alloc_init(&st->alloc, GSHMEMI_HEAP_RESERVED, user)) != 0) return rc;
     if ((rc = gshmemi_team_init(st)) != 0) return rc;
     if ((rc = gshmemi_coll_init(st)) != 0) return rc;
+    if ((rc = gshmemi_proxy_init(st)) != 0) return rc;
     if ((rc = gshmemi_device_state_publish(st)) != 0) return rc;
     st->barrier_epoch = 0;
     st->alloc_seq = 0;

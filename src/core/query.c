@@ -50,7 +50,8 @@ size_t gshmemi_api_bytes(struct gshmemi_state *st, const char *fn, size_t nelems
 void gshmemi_api_check_rc(struct gshmemi_state *st, const char *fn, int rc, int pe)
 {
     if (rc == 0) return;
-    GSHMEMI_ERROR(TRANSPORT, "%s to PE %d failed: %s", fn, pe, gshmemx_strerror(rc));
+    /* A lost peer is told by gshmemi_fatal, once it knows whether the job is ending anyway. */
+    if (rc != GSHMEMX_ERR_PEER_LOST) GSHMEMI_ERROR(TRANSPORT, "%s to PE %d failed: %s", fn, pe, gshmemx_strerror(rc));
     gshmemi_fatal(st, rc);
 }
 

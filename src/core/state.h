@@ -60,6 +60,7 @@ struct gshmemi_state {
     int heap_host_accessible;      /* the host may load and store the user heap */
     int device;                    /* CUDA ordinal of this PE's GPU, -1 without one */
     struct gshmemi_device_state *dstate; /* what device code sees (device heap only) */
+    struct gshmemi_proxy *proxy;   /* device requests to PROXY peers (core/proxy.h); NULL without */
     uint64_t barrier_epoch;
     struct gshmemi_team teams[GSHMEMI_TEAMS_LIMIT];
     char *coll_area;       /* host collectives' private buffers, per team slot (coll.c) */

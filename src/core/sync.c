@@ -1,5 +1,6 @@
 /* fence, quiet and the dissemination barrier over the transports. */
 #include "core/api.h"
+#include "core/proxy.h"
 
 #include <gshmem.h>
 
@@ -8,6 +9,8 @@
 
 void gshmemi_sync_quiet(struct gshmemi_state *st, const char *fn)
 {
+    /* Requests kernels posted to the proxy count too (finalize relies on it). */
+    if (st->proxy) gshmemi_api_check_rc(st, fn, gshmemi_proxy_quiet(st->proxy), st->my_pe);
     for (int i = 0; i < st->transports.count; i++) {
         struct gshmemi_transport *tp = st->transports.list[i];
         gshmemi_api_check_rc(st, fn, tp->ops->quiet(tp), st->my_pe);

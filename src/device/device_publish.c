@@ -3,6 +3,7 @@
 
 #include "core/state.h"
 #include "core/log.h"
+#include "core/proxy.h"
 
 #include <gshmem/impl/device_state.h>
 #include <gshmem/status.h>
@@ -93,6 +94,7 @@ int gshmemi_device_state_publish(struct gshmemi_state *st)
         struct gshmemi_transport *tp = st->transport_of_pe[pe];
         ds->peer_base[pe] = (uint64_t)(uintptr_t)tp->ops->ptr(tp, pe, 0);
     }
+    ds->proxy = gshmemi_proxy_device_ring(st->proxy);
     st->dstate = ds;
     int rc = publish_same_gpu(st, ds);
     fill_teams(st, ds);

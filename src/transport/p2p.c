@@ -127,7 +127,7 @@ int gshmemi_transport_p2p_reaches(const struct gshmemi_transport *tp, int pe)
     return pe >= 0 && pe < p2p->n_pes && p2p->base[pe] != NULL;
 }
 
-static int p2p_connect(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, double timeout_s)
+static int p2p_connect(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, double timeout_s, int self_only)
 {
     struct gshmemi_heap *heap = p2p->heap;
     struct p2p_blob mine = {.magic = P2P_BLOB_MAGIC, .version = P2P_BLOB_VERSION, .length = sizeof(mine),
@@ -135,25 +135,26 @@ static int p2p_connect(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, do
                             .pid = (int32_t)getpid()};
     memcpy(mine.uuid, heap->uuid, sizeof(mine.uuid));
     int listen_fd = -1, rc;
-    if (bs->local_nranks > 1 && (listen_fd = gshmemi_fdpass_listen(mine.sockname, bs->local_nranks)) < 0) {
+    int peers = !self_only && bs->local_nranks > 1; /* node-local peers to map */
+    if (peers && (listen_fd = gshmemi_fdpass_listen(mine.sockname, bs->local_nranks)) < 0) {
         GSHMEMI_ERROR(TRANSPORT, "p2p: cannot listen for node-local peers: %s", strerror(errno));
         return GSHMEMX_ERR_SYSTEM;
     }
     struct p2p_blob *blobs = calloc((size_t)bs->nranks, sizeof(*blobs));
     if (!blobs) rc = GSHMEMX_ERR_NOMEM;
     else rc = bs->ops->allgather(bs, &mine, blobs, sizeof(mine));
-    for (int i = 0; i < bs->local_nranks && rc == 0; i++)
+    for (int i = 0; i < bs->local_nranks && rc == 0 && peers; i++)
         rc = p2p_check_blob(&blobs[bs->local_ranks[i]], bs->rank, bs->local_ranks[i], heap);
-    for (int i = 0; i < bs->local_nranks && rc == 0 && heap->kind == GSHMEMI_HEAP_KIND_DEVICE; i++) {
+    for (int i = 0; i < bs->local_nranks && rc == 0 && peers && heap->kind == GSHMEMI_HEAP_KIND_DEVICE; i++) {
         char why[256];
         int pe = bs->local_ranks[i];
         if (gshmemi_heap_device_can_reach(heap, blobs[pe].uuid, why, sizeof(why))) continue;
-        GSHMEMI_ERROR(TRANSPORT, "p2p: PE %d cannot reach node-local PE %d's device heap: %s, and this version has "
-                      "no remote transport to fall back on (one PE per GPU on GPUs that see each other, or "
-                      "GSHMEM_HEAP=host)", bs->rank, pe, why);
+        GSHMEMI_ERROR(TRANSPORT, "p2p: PE %d cannot reach node-local PE %d's device heap: %s (one PE per GPU on "
+                      "GPUs that see each other, GSHMEM_HEAP=host, or GSHMEM_DISABLE_P2P=1 to reach node-local "
+                      "PEs through the remote transport)", bs->rank, pe, why);
         rc = GSHMEMX_ERR_NOT_SUPPORTED;
     }
-    if (rc == 0 && bs->local_nranks > 1) rc = p2p_exchange(p2p, bs, blobs, listen_fd, timeout_s);
+    if (rc == 0 && peers) rc = p2p_exchange(p2p, bs, blobs, listen_fd, timeout_s);
     if (rc == 0) rc = bs->ops->barrier(bs); /* every peer has mapped our heap */
     if (listen_fd >= 0) close(listen_fd);
     free(blobs);
@@ -161,7 +162,7 @@ static int p2p_connect(struct gshmemi_p2p *p2p, struct gshmemi_bootstrap *bs, do
 }
 
 int gshmemi_transport_p2p_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, double timeout_s,
-                                 struct gshmemi_transport **out)
+                                 int self_only, struct gshmemi_transport **out)
 {
     struct gshmemi_p2p *p2p = calloc(1, sizeof(*p2p));
     if (!p2p || !(p2p->base = calloc((size_t)bs->nranks, sizeof(char *)))) {
@@ -176,13 +177,13 @@ int gshmemi_transport_p2p_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     p2p->heap = heap;
     p2p->base[bs->rank] = heap->base;
     int rc = device ? gshmemi_p2p_device_init(p2p) : 0;
-    if (rc == 0) rc = p2p_connect(p2p, bs, timeout_s);
+    if (rc == 0) rc = p2p_connect(p2p, bs, timeout_s, self_only);
     if (rc != 0) {
         gshmemi_p2p_destroy(&p2p->tp);
         return rc;
     }
-    GSHMEMI_INFO(TRANSPORT, "p2p: mapped the %s heaps of %d node-local PEs", device ? "device" : "host",
-                 bs->local_nranks);
+    GSHMEMI_INFO(TRANSPORT, "p2p: mapped the %s heaps of %d node-local PEs%s", device ? "device" : "host",
+                 self_only ? 1 : bs->local_nranks, self_only ? " (GSHMEM_DISABLE_P2P: only its own)" : "");
     *out = &p2p->tp;
     return 0;
 }

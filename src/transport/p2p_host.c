@@ -8,6 +8,7 @@
 #include "transport/transport.h"
 
 #include "transport/p2p.h"
+#include "transport/host_amo.h"
 
 #include <gshmem/status.h>
 
@@ -43,43 +44,9 @@ static int p2p_iget(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t d
     return 0;
 }
 
-#define P2P_AMO_APPLY(T, p, amo, old)                                                               \
-    do {                                                                                            \
-        T *obj = (T *)(p), operand = (T)(amo)->operand;                                             \
-        switch ((amo)->op) {                                                                        \
-        case GSHMEMI_AMO_FETCH: old = __atomic_load_n(obj, __ATOMIC_SEQ_CST); break;                \
-        case GSHMEMI_AMO_SET: __atomic_store_n(obj, operand, __ATOMIC_SEQ_CST); break;              \
-        case GSHMEMI_AMO_SWAP: old = __atomic_exchange_n(obj, operand, __ATOMIC_SEQ_CST); break;    \
-        case GSHMEMI_AMO_COMPARE_SWAP: {                                                            \
-            T expected = (T)(amo)->compare;                                                         \
-            __atomic_compare_exchange_n(obj, &expected, operand, 0, __ATOMIC_SEQ_CST,               \
-                                        __ATOMIC_SEQ_CST);                                          \
-            old = expected;                                                                         \
-            break;                                                                                  \
-        }                                                                                           \
-        case GSHMEMI_AMO_ADD: old = __atomic_fetch_add(obj, operand, __ATOMIC_SEQ_CST); break;      \
-        case GSHMEMI_AMO_AND: old = __atomic_fetch_and(obj, operand, __ATOMIC_SEQ_CST); break;      \
-        case GSHMEMI_AMO_OR: old = __atomic_fetch_or(obj, operand, __ATOMIC_SEQ_CST); break;        \
-        case GSHMEMI_AMO_XOR: old = __atomic_fetch_xor(obj, operand, __ATOMIC_SEQ_CST); break;      \
-        default: return GSHMEMX_ERR_INVALID_ARG;                                                    \
-        }                                                                                           \
-    } while (0)
-
 static int p2p_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo, uint64_t *fetched)
 {
-    char *p = gshmemi_p2p_of(tp)->base[pe] + amo->offset;
-    uint64_t old = 0;
-    if (amo->width == 8) {
-        P2P_AMO_APPLY(uint64_t, p, amo, old);
-    } else if (amo->width == 4) {
-        uint32_t old32 = 0;
-        P2P_AMO_APPLY(uint32_t, p, amo, old32);
-        old = old32;
-    } else {
-        return GSHMEMX_ERR_INVALID_ARG;
-    }
-    if (fetched) *fetched = old;
-    return 0;
+    return gshmemi_host_amo(gshmemi_p2p_of(tp)->base[pe] + amo->offset, amo, fetched);
 }
 
 static int p2p_put_signal(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len,
@@ -87,10 +54,7 @@ static int p2p_put_signal(struct gshmemi_transport *tp, int pe, size_t offset, c
 {
     struct gshmemi_p2p *p2p = gshmemi_p2p_of(tp);
     memcpy(p2p->base[pe] + offset, src, len);
-    uint64_t *sig = (uint64_t *)(p2p->base[pe] + sig_offset);
-    /* Release: a PE that acquires the new signal value also sees the data. */
-    if (sig_op == 1) __atomic_fetch_add(sig, signal, __ATOMIC_RELEASE);
-    else __atomic_store_n(sig, signal, __ATOMIC_RELEASE);
+    gshmemi_host_signal((uint64_t *)(p2p->base[pe] + sig_offset), signal, sig_op);
     return 0;
 }
 

@@ -1,32 +1,99 @@
-/* Transport selection: which transport reaches each PE. Core calls only this. */
+/*
+ * Transport selection: which transport reaches each PE. Core calls only this.
+ * Node-local PEs (same node id) go through p2p; the others through the remote
+ * transport. GSHMEM_DISABLE_P2P=1 sends node-local PEs the remote way too, so the
+ * whole remote path runs on one machine. Every PE decides the same way from the
+ * bootstrap's node map, so the remote transport's collective set-up is entered by all
+ * PEs or by none.
+ */
 #include "transport/transport.h"
 
 #include "bootstrap/bootstrap.h"
+#include "core/env.h"
 #include "core/log.h"
 
 #include <gshmem/status.h>
 
-int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, double timeout_s,
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *gshmemi_transports_remote_choice(const struct gshmemi_env *env, const char **why)
+{
+    if (env->remote_transport == GSHMEMI_REMOTE_IBV) {
+        *why = "GSHMEM_REMOTE_TRANSPORT=ibv, but this version has no ibv transport yet";
+        return "ibv";
+    }
+    *why = env->remote_transport == GSHMEMI_REMOTE_TCP ? "GSHMEM_REMOTE_TRANSPORT=tcp"
+                                                       : "auto: this version's only remote transport";
+    return "tcp";
+}
+
+/* Whether any pair of PEs needs the remote transport (the same answer on every PE). */
+static int transports_need_remote(const struct gshmemi_bootstrap *bs, const struct gshmemi_env *env)
+{
+    if (bs->nranks < 2) return 0;
+    if (env->disable_p2p) return 1;
+    for (int pe = 1; pe < bs->nranks; pe++)
+        if (bs->node_of_rank[pe] != bs->node_of_rank[0]) return 1;
+    return 0;
+}
+
+/* "0-3,6" from a per-PE predicate, for the INFO log. */
+static void transports_list(char *buf, size_t len, struct gshmemi_transport **per_pe, int n,
+                            const struct gshmemi_transport *which, int skip)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int pe = 0; pe < n && at + 24 < len; pe++) {
+        if (per_pe[pe] != which || pe == skip) continue;
+        int end = pe;
+        while (end + 1 < n && per_pe[end + 1] == which && end + 1 != skip) end++;
+        at += (size_t)snprintf(buf + at, len - at, at ? ",%d" : "%d", pe);
+        if (end > pe) at += (size_t)snprintf(buf + at, len - at, "-%d", end);
+        pe = end;
+    }
+    if (!at) snprintf(buf, len, "none");
+}
+
+int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, const struct gshmemi_env *env,
                               struct gshmemi_transport **per_pe, struct gshmemi_transport_set *set)
 {
-    struct gshmemi_transport *p2p = NULL;
+    struct gshmemi_transport *p2p = NULL, *remote = NULL;
     set->count = 0;
-    int rc = gshmemi_transport_p2p_create(bs, heap, timeout_s, &p2p);
+    int rc = gshmemi_transport_p2p_create(bs, heap, env->timeout, env->disable_p2p, &p2p);
     if (rc != 0) return rc;
     set->list[set->count++] = p2p;
-    for (int pe = 0; pe < bs->nranks; pe++) {
-        if (!gshmemi_transport_p2p_reaches(p2p, pe)) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d is on another node than PE %d and this version has no remote "
-                                     "transport yet", pe, bs->rank);
+    if (transports_need_remote(bs, env)) {
+        const char *why, *name = gshmemi_transports_remote_choice(env, &why);
+        if (env->remote_transport == GSHMEMI_REMOTE_IBV) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: %s (use auto or tcp)", bs->rank, why);
             return GSHMEMX_ERR_NOT_SUPPORTED;
         }
-        per_pe[pe] = p2p;
+        unsigned char *far = calloc((size_t)bs->nranks, 1);
+        if (!far) return GSHMEMX_ERR_NOMEM;
+        for (int pe = 0; pe < bs->nranks; pe++) far[pe] = !gshmemi_transport_p2p_reaches(p2p, pe);
+        rc = gshmemi_transport_tcp_create(bs, heap, env, far, &remote);
+        free(far);
+        if (rc != 0) return rc;
+        set->list[set->count++] = remote;
+        GSHMEMI_INFO(TRANSPORT, "remote transport: %s (%s)", name, why);
     }
+    for (int pe = 0; pe < bs->nranks; pe++) per_pe[pe] = gshmemi_transport_p2p_reaches(p2p, pe) ? p2p : remote;
+    char near[256], far[256];
+    transports_list(near, sizeof(near), per_pe, bs->nranks, p2p, bs->rank);
+    transports_list(far, sizeof(far), per_pe, bs->nranks, remote, bs->rank);
+    GSHMEMI_INFO(TRANSPORT, "PE %d reaches PEs %s through p2p and PEs %s through %s", bs->rank, near, far,
+                 remote ? remote->ops->name : "(no remote transport)");
     return 0;
 }
 
 void gshmemi_transports_destroy(struct gshmemi_transport_set *set)
 {
-    for (int i = 0; i < set->count; i++) set->list[i]->ops->destroy(set->list[i]);
+    for (int i = set->count - 1; i >= 0; i--) set->list[i]->ops->destroy(set->list[i]);
     set->count = 0;
+}
+
+const char *gshmemi_transports_loss(void)
+{
+    return gshmemi_transport_tcp_loss();
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct gshmemi_bootstrap;
+struct gshmemi_env;
 struct gshmemi_heap;
 struct gshmemi_transport;
 
@@ -73,16 +74,34 @@ struct gshmemi_transport_set {
 };
 
 /* Creates the transports reaching every PE's copy of heap (collective); per_pe[pe]
- * gets the one for each PE. The only entry point core uses. */
-int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, double timeout_s,
+ * gets the one for each PE: p2p for node-local PEs (unless GSHMEM_DISABLE_P2P), the
+ * remote transport (GSHMEM_REMOTE_TRANSPORT) for the others. The only entry point
+ * core uses; called for the sync heap first, then the user heap, on every PE. */
+int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, const struct gshmemi_env *env,
                               struct gshmemi_transport **per_pe, struct gshmemi_transport_set *set);
 void gshmemi_transports_destroy(struct gshmemi_transport_set *set);
+/* Why the remote transport lost a peer (to log when the job ends), or NULL. */
+const char *gshmemi_transports_loss(void);
+/* Which remote transport GSHMEM_REMOTE_TRANSPORT=auto picks here, and why (gshmem-info). */
+const char *gshmemi_transports_remote_choice(const struct gshmemi_env *env, const char **why);
+
+/* Ends the job from a transport's own thread (core provides it; never returns). */
+void gshmemi_transport_fatal(int status);
 
 /* p2p: maps every node-local peer's heap (host or device; fd passing over a unix
- * socket with a random abstract name). Collective over the job's PEs. */
+ * socket with a random abstract name), or only this PE's own when self_only.
+ * Collective over the job's PEs. */
 int gshmemi_transport_p2p_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, double timeout_s,
-                                 struct gshmemi_transport **out);
+                                 int self_only, struct gshmemi_transport **out);
 /* Whether pe is reachable through this p2p transport. */
 int gshmemi_transport_p2p_reaches(const struct gshmemi_transport *tp, int pe);
+
+/* tcp: connects to every PE with remote[pe] set (collective: every PE calls it when
+ * any pair of PEs needs it); one set of connections serves both heaps. */
+int gshmemi_transport_tcp_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
+                                 const struct gshmemi_env *env, const unsigned char *remote,
+                                 struct gshmemi_transport **out);
+const char *gshmemi_transport_tcp_loss(void);
+void gshmemi_transport_tcp_counters(unsigned long long *frames_in, unsigned long long *frames_out);
 
 #endif

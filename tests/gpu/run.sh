@@ -10,6 +10,7 @@
 #                (default: gpu_smoke gpu_sync); any report fails the run.
 # environment:
 #   GSHMEM_GPU_TEST_TIMEOUT  seconds per run (default 120, 900 with --sanitize)
+#   GSHMEM_GPU_TEST_DISABLE_P2P  1: every test with GSHMEM_DISABLE_P2P=1 (all peers through proxy + tcp)
 #   GSHMEM_GPU_LOG_DIR       where each run's full output goes (default $OUT/gpu-test-logs
 #                            when OUT is set, else BUILD_DIR/gpu-test-logs)
 set -uo pipefail
@@ -101,11 +102,14 @@ else
     # The collective tests keep up to 8 MiB per peer (about 100 MiB) in the heap.
     heap=GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-256M}
     case $t in gpu_coll | gpu_reduce) heap=GSHMEM_SYMMETRIC_SIZE=256M ;; esac
+    # gpu_proxy is about the forced-remote path: every peer through the proxy and tcp.
+    path=GSHMEM_DISABLE_P2P=${GSHMEM_GPU_TEST_DISABLE_P2P:-0}
+    case $t in gpu_proxy) path=GSHMEM_DISABLE_P2P=1 ;; esac
     for n in 2 4; do
-      run_one "$t n=$n one-gpu" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0 "$heap" -- \
+      run_one "$t n=$n one-gpu" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0 "$heap" "$path" -- \
         "$build/bin/gpu/$t"
     done
-    if [ "$gpus" -gt 1 ]; then run_one "$t n=$gpus pe-per-gpu" "$gpus" "$heap" -- "$build/bin/gpu/$t"; fi
+    if [ "$gpus" -gt 1 ]; then run_one "$t n=$gpus pe-per-gpu" "$gpus" "$heap" "$path" -- "$build/bin/gpu/$t"; fi
   done
 fi
 echo "gpu tests$([ "$sanitize" -eq 1 ] && echo ' (compute-sanitizer)'): $pass passed, $fail failed" \

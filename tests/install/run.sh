@@ -31,5 +31,5 @@ if [ -e "$scratch/cmake-build/consumer-device" ]; then
   grep -q "consumer-device" <<<"$out" || { echo "install_consumer: consumer-device printed nothing" >&2; exit 1; }
   echo "install_consumer: device-API consumer built with gshmem_enable_device"
 fi
-"$prefix/bin/gshmem-info" | grep -q "GSHMEM_SYMMETRIC_SIZE"
+"$prefix/bin/gshmem-info" | grep "GSHMEM_SYMMETRIC_SIZE" >/dev/null # no -q: gshmem-info must not die of SIGPIPE
 echo "install_consumer: find_package (shared and static) and pkg-config consumers ran on 3 PEs"

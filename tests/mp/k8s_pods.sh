@@ -11,7 +11,8 @@
 #   normal       every pod starts at once; all must exit 0
 #   root_last    pod 0 starts 2 s after the others; all must exit 0
 #   late_dns     pod 0's DNS record appears after 3 s (hosts file + SIGHUP); all must exit 0
-#   wrong_secret the last pod holds another secret; every pod must exit non-zero
+#   wrong_secret the last pod holds another secret; every pod must exit non-zero, and every
+#                pod but pod 0 (the root's) and the last must name the last pod's PEs as never joined
 #   pe_dies      (PROG ARGS make a PE exit mid-run) some pod must exit non-zero
 #   -p PPN       PEs per pod (PROG is then gshmemrun --ppn PPN ...): GSHMEM_NRANKS = NPODS x PPN
 #   -c CTRL      the environment another controller gives instead of an Indexed Job's:
@@ -120,7 +121,15 @@ for i in $(seq 0 $((N - 1))); do
 done
 all=$(cat "$W"/out*)
 case "$SCENARIO" in
-    wrong_secret) [ $nfail = "$N" ] || { echo "FAIL: expected every pod to fail, $nfail did"; status=1; } ;;
+    wrong_secret)
+        [ $nfail = "$N" ] || { echo "FAIL: expected every pod to fail, $nfail did"; status=1; }
+        # The root tells every waiting PE who never arrived, not only its own pod's.
+        missing=$(seq -s ', ' $(((N - 1) * PPN)) $((N * PPN - 1)))
+        [ "$PPN" = 1 ] && missing="PE $missing" || missing="PEs $missing"
+        for i in $(seq 1 $((N - 2))); do
+            grep -qF "ERROR BOOT: the job never assembled: $missing did not join within GSHMEM_TIMEOUT=" "$W/out$i" ||
+                { echo "FAIL: pod $i did not name $missing as never joined"; status=1; }
+        done ;;
     pe_dies) [ $nfail -gt 0 ] || { echo "FAIL: expected a pod to fail"; status=1; } ;;
     *) [ $nfail = 0 ] || { echo "FAIL: $nfail pods failed"; status=1; } ;;
 esac

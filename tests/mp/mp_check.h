@@ -1,7 +1,8 @@
 /*
  * Helpers shared by the multi-PE conformance tests: a CHECK that names the PE
  * and the values and ends the whole job, data patterns that mix the sending
- * PE, the receiving PE and the index, and poison/guard checks.
+ * PE, the receiving PE and the index, poison/guard checks, and the node layout (which PEs
+ * share this PE's node and which it reaches by loads and stores) for runs over several nodes.
  */
 #ifndef MP_CHECK_H
 #define MP_CHECK_H
@@ -148,5 +149,110 @@ static inline size_t mp_find_unpoisoned(const void *buf, size_t n)
             mp_fail(__FILE__, __LINE__, "untouched", "%s: byte %zu of %zu changed to 0x%02x",        \
                     (what), mp_k_, mp_n_, mp_b_[mp_k_]);                                             \
     } while (0)
+
+/* ---- Node layout: which PEs share this PE's node, which it reaches by loads and stores ---- */
+
+/* This PE's node as gshmem identifies it: GSHMEM_NODE_ID when set, else "<hostname>/<boot id>"
+ * (the host name of this PE's UTS namespace: each simulated pod of tests/mp/k8s_pods.sh is a node). */
+static inline void mp_node_name(char *out, size_t len)
+{
+    const char *id = getenv("GSHMEM_NODE_ID");
+    if (id && *id) {
+        snprintf(out, len, "%s", id);
+        return;
+    }
+    char host[128] = "unknown-host", boot[64] = "no-boot-id";
+    const char *files[2] = {"/proc/sys/kernel/hostname", "/proc/sys/kernel/random/boot_id"};
+    char *dst[2] = {host, boot};
+    size_t cap[2] = {sizeof host, sizeof boot};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(files[k], "r");
+        if (!f) continue;
+        if (fgets(dst[k], (int)cap[k], f)) dst[k][strcspn(dst[k], "\r\n")] = '\0';
+        fclose(f);
+    }
+    snprintf(out, len, "%s/%s", host, boot);
+}
+
+/* GSHMEM_DISABLE_P2P is set to a true value: node-local peers go through the remote transport. */
+static inline int mp_p2p_disabled(void)
+{
+    static const char *const yes[] = {"1", "y", "yes", "true", "on"};
+    const char *v = getenv("GSHMEM_DISABLE_P2P");
+    if (!v) return 0;
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        size_t k = 0;
+        while (v[k] && yes[i][k] && (v[k] | 0x20) == yes[i][k]) k++;
+        if (!v[k] && !yes[i][k]) return 1;
+    }
+    return 0;
+}
+
+#define MP_NODE_NAME_LEN 256
+
+/* What the tests expect of the node layout, gathered from every PE's node name. */
+struct mp_layout {
+    int n_pes;
+    unsigned char *on_my_node; /* [n_pes]: 1 for the PEs on this PE's node, this PE included */
+    unsigned char *load_store; /* [n_pes]: 1 where gshmem_ptr must reach the PE's heap */
+    int node_size;             /* PEs on this PE's node */
+    int nodes;                 /* distinct nodes in the job */
+};
+
+/* Collective over every PE (symmetric allocation, puts and barriers). gshmem_ptr reaches a PE
+ * when it is this PE, or when it is on this PE's node and p2p is not disabled. */
+static inline struct mp_layout mp_layout_create(void)
+{
+    int me = gshmem_my_pe(), n = gshmem_n_pes();
+    char mine[MP_NODE_NAME_LEN] = {0};
+    mp_node_name(mine, sizeof mine);
+    char *names = gshmem_calloc((size_t)n, MP_NODE_NAME_LEN);
+    struct mp_layout l = {n, calloc((size_t)n, 1), calloc((size_t)n, 1), 0, 0};
+    CHECK(names && l.on_my_node && l.load_store, "layout allocation failed");
+    gshmem_barrier_all();
+    for (int pe = 0; pe < n; pe++) gshmem_putmem(names + (size_t)me * MP_NODE_NAME_LEN, mine, sizeof mine, pe);
+    gshmem_barrier_all();
+    int p2p = !mp_p2p_disabled();
+    for (int pe = 0; pe < n; pe++) {
+        const char *name = names + (size_t)pe * MP_NODE_NAME_LEN;
+        l.on_my_node[pe] = strcmp(name, mine) == 0;
+        l.load_store[pe] = pe == me || (p2p && l.on_my_node[pe]);
+        l.node_size += l.on_my_node[pe];
+        int first = 1; /* first PE of its node: count each node once */
+        for (int q = 0; q < pe && first; q++) first = strcmp(names + (size_t)q * MP_NODE_NAME_LEN, name) != 0;
+        l.nodes += first;
+    }
+    gshmem_barrier_all();
+    gshmem_free(names);
+    return l;
+}
+
+static inline void mp_layout_destroy(struct mp_layout *l)
+{
+    free(l->on_my_node);
+    free(l->load_store);
+    l->on_my_node = l->load_store = NULL;
+}
+
+/* A predefined team built from a member set (gshmem/team.h): the members when evenly strided
+ * in world order, else this PE alone. Writes start, stride and size. */
+static inline void mp_team_of_members(const unsigned char *member, int n_pes, int me, int *start, int *stride,
+                                      int *size)
+{
+    int count = 0, first = -1, step = 1, even = 1, prev = -1;
+    for (int pe = 0; pe < n_pes; pe++) {
+        if (!member[pe]) continue;
+        if (count == 0) first = pe;
+        else if (count == 1) step = pe - prev;
+        else if (pe - prev != step) even = 0;
+        prev = pe;
+        count++;
+    }
+    if (!even || count == 0) {
+        *start = me, *stride = 1, *size = 1;
+        return;
+    }
+    *start = first, *stride = step, *size = count;
+}
 
 #endif /* MP_CHECK_H */

@@ -2,7 +2,8 @@
  * Setup and query: init_thread/query_thread, query_initialized around init and
  * finalize, my_pe/n_pes (distinct PE numbers, the expected count from argv[1]),
  * pe_accessible and addr_accessible true and false cases, gshmem_ptr to every
- * node-local PE with stores through it seen by the owner, info_get_version/name,
+ * node-local PE with stores through it seen by the owner (NULL for PEs on other nodes,
+ * and for every other PE under GSHMEM_DISABLE_P2P), info_get_version/name,
  * and the heap extensions.
  *
  * usage: mp_setup [expected number of PEs]
@@ -57,10 +58,14 @@ static void check_accessible(void)
     free(private_heap);
 }
 
-/* Every node-local PE (here: all of them) is mapped; stores through the mapping land. */
-static void check_ptr(void)
+/*
+ * gshmem_ptr reaches exactly the PEs of this PE's node (itself alone under GSHMEM_DISABLE_P2P)
+ * and is NULL for the others; stores through a mapping land on the owner and loads see its
+ * data. PEs out of reach get the same values by put and get, so every slot is still checked.
+ */
+static void check_ptr(const struct mp_layout *l)
 {
-    int stack_var = 0;
+    int stack_var = 0, reached = 0;
     long *table = gshmem_calloc((size_t)g_npes, sizeof(long));
     CHECK(table != NULL, "symmetric allocation failed");
     CHECK(gshmem_ptr(table, g_me) == table, "gshmem_ptr(own address, own pe) = %p, want %p",
@@ -68,22 +73,34 @@ static void check_ptr(void)
     for (int pe = 0; pe < g_npes; pe++) {
         CHECK(gshmem_ptr(&stack_var, pe) == NULL, "gshmem_ptr(stack address, %d) not NULL", pe);
         long *peer = gshmem_ptr(&table[g_me], pe);
-        CHECK(peer != NULL, "gshmem_ptr(symmetric, %d) is NULL for a node-local PE", pe);
-        *peer = (long)mp_mix((uint64_t)g_me, (uint64_t)pe, 1, 2) >> 1;
+        long value = (long)mp_mix((uint64_t)g_me, (uint64_t)pe, 1, 2) >> 1;
+        if (l->load_store[pe]) {
+            CHECK(peer != NULL, "gshmem_ptr(symmetric, %d) is NULL for a PE on this node", pe);
+            *peer = value;
+            reached++;
+        } else {
+            CHECK(peer == NULL, "gshmem_ptr(symmetric, %d) = %p for a PE %s", pe, (void *)peer,
+                  l->on_my_node[pe] ? "on this node with GSHMEM_DISABLE_P2P set" : "on another node");
+            gshmem_long_p(&table[g_me], value, pe);
+        }
     }
     gshmem_barrier_all();
     for (int pe = 0; pe < g_npes; pe++) {
         long want = (long)mp_mix((uint64_t)pe, (uint64_t)g_me, 1, 2) >> 1;
-        CHECK(table[pe] == want, "store through gshmem_ptr by pe %d: got %ld want %ld", pe, table[pe], want);
-        /* and loads through the mapping see the owner's data */
-        long *peer = gshmem_ptr(table, pe);
-        long seen = peer[g_me];
+        CHECK(table[pe] == want, "store by pe %d (%s): got %ld want %ld", pe,
+              l->load_store[pe] ? "through gshmem_ptr" : "put", table[pe], want);
         long wrote = (long)mp_mix((uint64_t)g_me, (uint64_t)pe, 1, 2) >> 1;
-        CHECK(seen == wrote, "load through gshmem_ptr of pe %d: got %ld want %ld", pe, seen, wrote);
-        CHECK(gshmem_long_g(&table[g_me], pe) == wrote, "g after store through gshmem_ptr");
+        if (l->load_store[pe]) { /* loads through the mapping see the owner's data */
+            long seen = ((long *)gshmem_ptr(table, pe))[g_me];
+            CHECK(seen == wrote, "load through gshmem_ptr of pe %d: got %ld want %ld", pe, seen, wrote);
+        }
+        CHECK(gshmem_long_g(&table[g_me], pe) == wrote, "g of pe %d after the store", pe);
     }
     gshmem_barrier_all();
     gshmem_free(table);
+    if (g_me == 0)
+        printf("mp_setup: PE 0: %d of %d PEs on its node of %d nodes, %d reached by loads and stores\n", l->node_size,
+               g_npes, l->nodes, reached);
 }
 
 static void check_info(void)
@@ -127,7 +144,9 @@ int main(int argc, char **argv)
 
     check_distinct_pes();
     check_accessible();
-    check_ptr();
+    struct mp_layout layout = mp_layout_create();
+    check_ptr(&layout);
+    mp_layout_destroy(&layout);
     check_info();
 
     gshmem_barrier_all();

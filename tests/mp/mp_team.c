@@ -117,20 +117,44 @@ static struct team split(struct team *parent, int start, int stride, int size, c
     return t;
 }
 
+/* A predefined team against the members expected of it (see mp_team_of_members). */
+static void check_predefined(gshmem_team_t h, const unsigned char *member, const char *what)
+{
+    int start, stride, size;
+    mp_team_of_members(member, g_npes, g_me, &start, &stride, &size);
+    struct team t = expect(start, stride, size);
+    t.h = h;
+    CHECK(t.index >= 0, "%s: PE %d is not in its own team", what, g_me);
+    CHECK_EQ(gshmem_team_my_pe(h), t.index);
+    CHECK_EQ(gshmem_team_n_pes(h), size);
+    for (int w = 0; w < g_npes; w++) {
+        int d = w - start, i = d >= 0 && d % stride == 0 && d / stride < size ? d / stride : -1;
+        CHECK(gshmem_team_translate_pe(GSHMEM_TEAM_WORLD, w, h) == i, "%s: world PE %d is member %d, want %d",
+              what, w, gshmem_team_translate_pe(GSHMEM_TEAM_WORLD, w, h), i);
+        if (i >= 0) CHECK(gshmem_team_translate_pe(h, i, GSHMEM_TEAM_WORLD) == w, "%s: member %d is not world PE %d",
+                          what, i, w);
+    }
+    CHECK_EQ(gshmem_team_translate_pe(h, size, GSHMEM_TEAM_WORLD), -1);
+    counted_barrier(&t, 0, what);
+    counted_barrier(&t, 1, what);
+    g_slot_total[h] += (uint64_t)t.size * t.barriers;
+}
+
+/*
+ * NODE is the PEs of this PE's node; SHARED those it reaches by loads and stores: the same
+ * PEs, or this PE alone under GSHMEM_DISABLE_P2P. On one machine both are every PE.
+ */
 static void predefined(void)
 {
     CHECK_EQ(gshmem_team_my_pe(GSHMEM_TEAM_WORLD), g_me);
     CHECK_EQ(gshmem_team_n_pes(GSHMEM_TEAM_WORLD), g_npes);
-    /* One machine, one host heap: every PE reaches every other by loads and stores. */
-    gshmem_team_t same[2] = {GSHMEM_TEAM_SHARED, GSHMEMX_TEAM_NODE};
-    for (int k = 0; k < 2; k++) {
-        CHECK_EQ(gshmem_team_my_pe(same[k]), g_me);
-        CHECK_EQ(gshmem_team_n_pes(same[k]), g_npes);
-        for (int pe = 0; pe < g_npes; pe++) {
-            CHECK_EQ(gshmem_team_translate_pe(same[k], pe, GSHMEM_TEAM_WORLD), pe);
-            CHECK_EQ(gshmem_team_translate_pe(GSHMEM_TEAM_WORLD, pe, same[k]), pe);
-        }
-    }
+    struct mp_layout l = mp_layout_create();
+    check_predefined(GSHMEMX_TEAM_NODE, l.on_my_node, "GSHMEMX_TEAM_NODE");
+    check_predefined(GSHMEM_TEAM_SHARED, l.load_store, "GSHMEM_TEAM_SHARED");
+    for (int pe = 0; pe < g_npes; pe++)
+        CHECK(l.load_store[pe] == (gshmem_ptr(g_count, pe) != NULL), "gshmem_ptr to PE %d is %p, want %s", pe,
+              gshmem_ptr(g_count, pe), l.load_store[pe] ? "a mapping" : "NULL");
+    mp_layout_destroy(&l);
     gshmem_team_t bad[] = {GSHMEM_TEAM_INVALID, -7, 5, MAX_SLOTS - 1, MAX_SLOTS, 1000};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         CHECK(gshmem_team_my_pe(bad[k]) == -1, "my_pe of team %d", (int)bad[k]);

@@ -380,7 +380,8 @@ Test(root_job, garbage_from_a_joined_pe_ends_the_job)
     close(fd);
 }
 
-/* PE 2 never comes: PE 0 times out; its leaving then releases PE 1 (longer timeout). */
+/* PE 2 never comes: PE 0's timeout runs out first; the root, told so, names PE 2 to
+ * both, so PE 1 (longer timeout) ends at once with the same verdict. */
 Test(root_job, missing_pe_is_a_timeout)
 {
     struct client cs[2] = {0};
@@ -390,8 +391,101 @@ Test(root_job, missing_pe_is_a_timeout)
     clients_join(cs, 2);
     int64_t waited = gshmemi_wire_now_ms() - t0;
     cr_assert_eq(cs[0].rc, GSHMEMX_ERR_TIMEOUT, "%s", gshmemx_status_name(cs[0].rc));
-    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_PEER_LOST, "%s", gshmemx_status_name(cs[1].rc));
+    cr_assert_eq(cs[1].rc, GSHMEMX_ERR_TIMEOUT, "%s", gshmemx_status_name(cs[1].rc));
     cr_assert_lt(waited, 3000, "waited %ld ms", (long)waited);
+}
+
+static void raw_frame(int fd, unsigned type, int32_t sender, uint32_t seq, const void *payload, uint32_t len)
+{
+    struct gshmemi_wire_header h;
+    uint8_t hdr[GSHMEMI_WIRE_HEADER_SIZE];
+    gshmemi_wire_header_init(&h, type, sender, seq, len);
+    gshmemi_wire_header_encode(&h, hdr);
+    cr_assert_eq(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    if (len) cr_assert_eq(write(fd, payload, len), (ssize_t)len);
+}
+
+static void raw_timeout(int fd, int rank, uint32_t seq)
+{
+    struct gshmemi_wire_abort a = {.status = GSHMEMX_ERR_TIMEOUT, .origin = rank, .kind = GSHMEMI_WIRE_ABORT_TIMEOUT};
+    uint8_t buf[GSHMEMI_WIRE_ABORT_MAX];
+    raw_frame(fd, GSHMEMI_WIRE_ABORT, rank, seq, buf, (uint32_t)gshmemi_wire_abort_encode(&a, buf));
+}
+
+/* Reads the next frame: an ABORT of kind MISSING, decoded into a. */
+static void raw_expect_missing(int fd, struct gshmemi_wire_abort *a)
+{
+    struct gshmemi_wire_header h;
+    void *payload;
+    int rc = gshmemi_wire_recv(fd, &h, &payload, gshmemi_wire_deadline(5), "root", err, sizeof(err));
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(h.type, GSHMEMI_WIRE_ABORT, "got %s", gshmemi_wire_type_name(h.type));
+    cr_assert_eq(gshmemi_wire_abort_decode(payload, h.length, a, err, sizeof(err)), 0, "%s", err);
+    free(payload);
+    cr_assert_eq(a->kind, GSHMEMI_WIRE_ABORT_MISSING);
+}
+
+/* PE 0 contributed, PE 1 joined but did not, PE 2 never joined. A TIMEOUT for another
+ * round, or from a PE not in the round, is stale and ignored; PE 0's own gets every
+ * connected PE the list, naming who joined. */
+Test(root_job, timeout_report_names_missing_pes)
+{
+    int fd0 = raw_connect(), fd1 = raw_connect();
+    raw_hello(fd0, 0, 3, JOB);
+    raw_expect(fd0, GSHMEMI_WIRE_WELCOME);
+    raw_hello(fd1, 1, 3, JOB);
+    raw_expect(fd1, GSHMEMI_WIRE_WELCOME);
+    raw_frame(fd0, GSHMEMI_WIRE_GATHER, 0, 1, "abcd", 4);
+    raw_timeout(fd0, 0, 7); /* a round the job is not in */
+    raw_timeout(fd1, 1, 1); /* PE 1 is not waiting for round 1 */
+    raw_timeout(fd0, 0, 1);
+    for (int i = 0; i < 2; i++) {
+        struct gshmemi_wire_abort a;
+        memset(&a, 0x5a, sizeof(a));
+        raw_expect_missing(i == 0 ? fd0 : fd1, &a);
+        cr_assert_eq(a.status, GSHMEMX_ERR_TIMEOUT);
+        cr_assert_eq(a.origin, 0, "the PE that gave up first, not a stale report");
+        cr_assert_eq(a.round, 1u);
+        cr_assert_eq(a.nmissing, 2u);
+        cr_assert_eq(a.nlisted, 2u);
+        cr_assert_eq(a.missing[0].rank, 1);
+        cr_assert_eq(a.missing[0].joined, 1u);
+        cr_assert_eq(a.missing[1].rank, 2);
+        cr_assert_eq(a.missing[1].joined, 0u);
+    }
+    /* A PE that comes now is told why the job is over. */
+    int fd2 = raw_connect();
+    raw_hello(fd2, 2, 3, JOB);
+    const char *msg = raw_expect_refusal(fd2, GSHMEMX_ERR_BOOTSTRAP);
+    cr_assert(strstr(msg, "the job was already aborted: it never assembled (PE 2 did not join in time)") != NULL,
+              "%s", msg);
+    close(fd0);
+    close(fd1);
+}
+
+/* Only the root sends MISSING: a PE that does is dropped, and the others learn it was lost. */
+Test(root_job, missing_from_a_pe_is_refused)
+{
+    int fd0 = raw_connect(), fd1 = raw_connect();
+    raw_hello(fd0, 0, 3, JOB);
+    raw_expect(fd0, GSHMEMI_WIRE_WELCOME);
+    raw_hello(fd1, 1, 3, JOB);
+    raw_expect(fd1, GSHMEMI_WIRE_WELCOME);
+    struct gshmemi_wire_abort a = {.status = 1, .origin = 0, .kind = GSHMEMI_WIRE_ABORT_MISSING, .round = 1,
+                                   .nmissing = 1, .nlisted = 1, .missing = {{.rank = 2}}};
+    uint8_t buf[GSHMEMI_WIRE_ABORT_MAX];
+    raw_frame(fd0, GSHMEMI_WIRE_ABORT, 0, 0, buf, (uint32_t)gshmemi_wire_abort_encode(&a, buf));
+    struct gshmemi_wire_header h;
+    void *payload;
+    cr_assert_eq(gshmemi_wire_recv(fd1, &h, &payload, gshmemi_wire_deadline(5), "root", err, sizeof(err)), 0, "%s",
+                 err);
+    cr_assert_eq(h.type, GSHMEMI_WIRE_ABORT);
+    cr_assert_eq(gshmemi_wire_abort_decode(payload, h.length, &a, err, sizeof(err)), 0, "%s", err);
+    free(payload);
+    cr_assert_eq(a.kind, GSHMEMI_WIRE_ABORT_LOST);
+    cr_assert_eq(a.origin, 0);
+    close(fd0);
+    close(fd1);
 }
 
 /* The launcher says PE 2's process ended before it ever connected: the others are released. */

@@ -204,6 +204,110 @@ Test(wire_payload, abort_round_trip_and_checks)
     cr_assert(strstr(err, "kind") != NULL, "%s", err);
 }
 
+static struct gshmemi_wire_abort sample_missing(void)
+{
+    struct gshmemi_wire_abort a = {.status = GSHMEMX_ERR_TIMEOUT, .origin = 4, .kind = GSHMEMI_WIRE_ABORT_MISSING,
+                                   .round = 0x01020304, .nmissing = 40, .nlisted = 3};
+    a.missing[0].rank = 1;
+    a.missing[0].joined = 1;
+    a.missing[1].rank = 6;
+    a.missing[2].rank = 0x01000007;
+    a.missing[2].joined = 1;
+    return a;
+}
+
+Test(wire_payload, abort_missing_round_trip_and_layout)
+{
+    struct gshmemi_wire_abort in = sample_missing(), out;
+    uint8_t buf[GSHMEMI_WIRE_ABORT_MAX + 8];
+    memset(buf, 0xcc, sizeof(buf));
+    memset(&out, 0x5a, sizeof(out));
+    size_t n = gshmemi_wire_abort_encode(&in, buf);
+    cr_assert_eq(n, GSHMEMI_WIRE_ABORT_MISSING_FIXED + 3 * 8);
+    cr_assert_eq(buf[n], 0xcc, "nothing written past the encoded length");
+    cr_assert_eq(buf[8], GSHMEMI_WIRE_ABORT_MISSING);
+    cr_assert_eq(buf[12], 0x04, "round is little-endian");
+    cr_assert_eq(buf[16], 40);
+    cr_assert_eq(buf[20], 3);
+    cr_assert_eq(buf[24 + 16 + 3], 0x01, "the third rank's top byte");
+    cr_assert_eq(gshmemi_wire_abort_decode(buf, n, &out, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(out.status, GSHMEMX_ERR_TIMEOUT);
+    cr_assert_eq(out.origin, 4);
+    cr_assert_eq(out.kind, GSHMEMI_WIRE_ABORT_MISSING);
+    cr_assert_eq(out.round, 0x01020304u);
+    cr_assert_eq(out.nmissing, 40u);
+    cr_assert_eq(out.nlisted, 3u);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(out.missing[i].rank, in.missing[i].rank, "entry %d", i);
+        cr_assert_eq(out.missing[i].joined, in.missing[i].joined, "entry %d", i);
+    }
+    cr_assert_eq(out.missing[3].rank, 0, "unlisted entries are cleared, not left over");
+}
+
+Test(wire_payload, abort_missing_list_is_capped)
+{
+    struct gshmemi_wire_abort in = {.kind = GSHMEMI_WIRE_ABORT_MISSING, .nmissing = 1000,
+                                    .nlisted = GSHMEMI_WIRE_MISSING_LIST_MAX + 5},
+                              out;
+    for (int i = 0; i < GSHMEMI_WIRE_MISSING_LIST_MAX; i++) in.missing[i].rank = 3 * i + 2;
+    uint8_t buf[GSHMEMI_WIRE_ABORT_MAX];
+    size_t n = gshmemi_wire_abort_encode(&in, buf);
+    cr_assert_eq(n, (size_t)GSHMEMI_WIRE_ABORT_MAX);
+    cr_assert_eq(gshmemi_wire_abort_decode(buf, n, &out, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(out.nlisted, (uint32_t)GSHMEMI_WIRE_MISSING_LIST_MAX);
+    cr_assert_eq(out.missing[GSHMEMI_WIRE_MISSING_LIST_MAX - 1].rank, 3 * (GSHMEMI_WIRE_MISSING_LIST_MAX - 1) + 2);
+    struct gshmemi_wire_header h;
+    uint8_t hdr[GSHMEMI_WIRE_HEADER_SIZE];
+    gshmemi_wire_header_init(&h, GSHMEMI_WIRE_ABORT, GSHMEMI_WIRE_ROOT, 0, (uint32_t)n);
+    gshmemi_wire_header_encode(&h, hdr);
+    cr_assert_eq(gshmemi_wire_header_decode(hdr, sizeof(hdr), &h, err, sizeof(err)), 0, "%s", err);
+}
+
+/* Each field of a MISSING abort broken in turn; the reason names what is wrong. */
+Test(wire_payload, abort_missing_malformed)
+{
+    struct gshmemi_wire_abort in = sample_missing(), out;
+    uint8_t good[GSHMEMI_WIRE_ABORT_MAX], buf[GSHMEMI_WIRE_ABORT_MAX + 8];
+    size_t n = gshmemi_wire_abort_encode(&in, good);
+    static const struct {
+        size_t off;     /* byte to set */
+        uint8_t value;
+        int len_delta;  /* payload length change */
+        const char *why;
+    } cases[] = {
+        {0, 0, -1, "(47 bytes, 3 missing PEs listed make 48)"},
+        {0, 0, +8, "(56 bytes, 3 missing PEs listed make 48)"},
+        {16, 0, 0, "lists 3 of 0 missing PEs"},        /* nmissing 0 */
+        {16, 2, 0, "lists 3 of 2 missing PEs"},        /* fewer missing than listed */
+        {20, 33, 0, "lists 33 of 40 missing PEs"},     /* over the list maximum */
+        {20, 2, 0, "(48 bytes, 2 missing PEs listed make 40)"},
+        {24 + 8 + 3, 0x80, 0, "entry 1 is invalid (rank -2147483642"}, /* negative rank */
+        {24 + 8, 1, 0, "entry 1 is invalid (rank 1, joined 0)"},       /* not ascending */
+        {24 + 8 + 4, 2, 0, "entry 1 is invalid (rank 6, joined 2)"},
+        {8, 4, 0, "unknown kind 4"},
+        {8, GSHMEMI_WIRE_ABORT_TIMEOUT, 0, "(48 bytes, expected 12)"}, /* other kinds are 12 bytes */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memcpy(buf, good, n);
+        memset(buf + n, 0, 8);
+        buf[cases[i].off] = cases[i].value;
+        size_t len = (size_t)((int)n + cases[i].len_delta);
+        memset(err, 0, sizeof(err));
+        cr_assert_eq(gshmemi_wire_abort_decode(buf, len, &out, err, sizeof(err)), GSHMEMX_ERR_PROTOCOL, "case %zu", i);
+        cr_assert(strstr(err, cases[i].why) != NULL, "case %zu: '%s' lacks '%s'", i, err, cases[i].why);
+    }
+    for (size_t len = GSHMEMI_WIRE_ABORT_SIZE; len < GSHMEMI_WIRE_ABORT_MISSING_FIXED; len++) {
+        cr_assert_eq(gshmemi_wire_abort_decode(good, len, &out, err, sizeof(err)), GSHMEMX_ERR_PROTOCOL);
+        cr_assert(strstr(err, "a MISSING abort has at least 24") != NULL, "%s", err);
+    }
+    struct gshmemi_wire_abort timeout = {.status = GSHMEMX_ERR_TIMEOUT, .origin = 2,
+                                         .kind = GSHMEMI_WIRE_ABORT_TIMEOUT};
+    cr_assert_eq(gshmemi_wire_abort_encode(&timeout, buf), GSHMEMI_WIRE_ABORT_SIZE, "TIMEOUT has no list");
+    cr_assert_eq(gshmemi_wire_abort_decode(buf, GSHMEMI_WIRE_ABORT_SIZE, &out, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(out.kind, GSHMEMI_WIRE_ABORT_TIMEOUT);
+    cr_assert_eq(out.origin, 2);
+}
+
 /* Socket helpers over a socketpair: sv[0] is "us", sv[1] the peer. */
 static int sv[2];
 

@@ -429,6 +429,87 @@ Test(fuzz_decode, random_hello_payloads)
     cr_assert_gt(accepted, RANDOM_ROUNDS / 10, "the generator reaches the accepting paths");
 }
 
+/* What the ABORT decoder must say, read independently of it: 0 or -1. */
+static int abort_oracle(const uint8_t *b, size_t len)
+{
+    if (len < GSHMEMI_WIRE_ABORT_SIZE) return -1;
+    uint32_t kind = le32(b + 8);
+    if (kind > GSHMEMI_WIRE_ABORT_MISSING) return -1;
+    if (kind != GSHMEMI_WIRE_ABORT_MISSING) return len == GSHMEMI_WIRE_ABORT_SIZE ? 0 : -1;
+    if (len < GSHMEMI_WIRE_ABORT_MISSING_FIXED) return -1;
+    uint32_t nmissing = le32(b + 16), nlisted = le32(b + 20);
+    if (nmissing == 0 || nlisted > nmissing || nlisted > GSHMEMI_WIRE_MISSING_LIST_MAX) return -1;
+    if (len != GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * (size_t)nlisted) return -1;
+    int64_t prev = -1;
+    for (uint32_t i = 0; i < nlisted; i++) {
+        int32_t rank = (int32_t)le32(b + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i);
+        if (rank < 0 || rank <= prev || le32(b + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i + 4) > 1) return -1;
+        prev = rank;
+    }
+    return 0;
+}
+
+/* Random MISSING aborts, most with counts that fit the length, ranks that mostly ascend
+ * and flags that are mostly 0 or 1, so every check is reached with random values. */
+Test(fuzz_decode, random_missing_aborts)
+{
+    uint8_t b[GSHMEMI_WIRE_ABORT_MAX + 16];
+    int accepted = 0;
+    rng_seed(0x5eed0004);
+    for (int round = 0; round < RANDOM_ROUNDS; round++) {
+        uint32_t nlisted = rng_below(GSHMEMI_WIRE_MISSING_LIST_MAX + 3);
+        size_t len = GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * (size_t)nlisted;
+        if (round % 7 == 0) len = rng_below(sizeof(b) + 1);
+        rng_fill(b, sizeof(b));
+        put32(b + 8, round % 11 ? GSHMEMI_WIRE_ABORT_MISSING : rng_below(6));
+        put32(b + 16, round % 13 ? nlisted + rng_below(3) : rng_below(40));
+        put32(b + 20, round % 17 ? nlisted : rng_below(40));
+        int32_t rank = (int32_t)rng_below(4) - (round % 19 == 0);
+        for (uint32_t i = 0; i < nlisted && GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i + 8 <= sizeof(b); i++) {
+            rank += round % 23 ? 1 + (int32_t)rng_below(5) : (int32_t)rng_below(3) - 1;
+            put32(b + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i, (uint32_t)rank);
+            put32(b + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i + 4, round % 29 ? rng_below(2) : rng_below(4));
+        }
+        uint8_t *buf = exact(b, len);
+        struct gshmemi_wire_abort a;
+        err_poison();
+        int rc = gshmemi_wire_abort_decode(buf, len, &a, err, sizeof(err));
+        int want = abort_oracle(b, len);
+        cr_assert_eq(rc == 0, want == 0, "round %d (%zu bytes): %s", round, len, rc ? err : "accepted");
+        if (rc) {
+            cr_assert_eq(rc, GSHMEMX_ERR_PROTOCOL);
+            assert_reason("random MISSING");
+        } else if (a.kind == GSHMEMI_WIRE_ABORT_MISSING) {
+            accepted++;
+            cr_assert_eq(a.nlisted, le32(b + 20));
+            for (uint32_t i = 0; i < a.nlisted; i++)
+                cr_assert_eq((uint32_t)a.missing[i].rank, le32(b + GSHMEMI_WIRE_ABORT_MISSING_FIXED + 8 * i));
+        }
+        free(buf);
+    }
+    cr_assert_gt(accepted, RANDOM_ROUNDS / 10, "the generator reaches the accepting path");
+}
+
+/* Every cut and every extension of a valid MISSING abort is refused. */
+Test(fuzz_decode, missing_abort_cut_or_extended)
+{
+    struct gshmemi_wire_abort in = {.status = GSHMEMX_ERR_TIMEOUT, .origin = 0, .kind = GSHMEMI_WIRE_ABORT_MISSING,
+                                    .round = 3, .nmissing = 5, .nlisted = 5},
+                              out;
+    for (int i = 0; i < 5; i++) in.missing[i].rank = 2 * i + 1, in.missing[i].joined = (uint32_t)(i & 1);
+    uint8_t good[GSHMEMI_WIRE_ABORT_MAX + 64] = {0};
+    size_t n = gshmemi_wire_abort_encode(&in, good);
+    for (size_t len = 0; len <= n + 64; len++) {
+        uint8_t *buf = exact(good, len);
+        err_poison();
+        int rc = gshmemi_wire_abort_decode(buf, len, &out, err, sizeof(err));
+        if (len == n) cr_assert_eq(rc, 0, "%s", err);
+        else cr_assert_eq(rc, GSHMEMX_ERR_PROTOCOL, "%zu of %zu bytes accepted", len, n);
+        if (rc) assert_reason("cut MISSING");
+        free(buf);
+    }
+}
+
 Test(fuzz_decode, random_error_and_abort_payloads)
 {
     uint8_t b[GSHMEMI_WIRE_ERROR_MAX + 64];
@@ -437,7 +518,7 @@ Test(fuzz_decode, random_error_and_abort_payloads)
         size_t len = round % 2 ? rng_below(sizeof(b) + 1) : rng_below(16);
         rng_fill(b, sizeof(b));
         if (round % 3 == 0) put32(b, 1 + rng_below(GSHMEMX_STATUS_COUNT));
-        if (round % 5 == 0) put32(b + 8, rng_below(3));
+        if (round % 5 == 0) put32(b + 8, rng_below(5));
         uint8_t *buf = exact(b, len);
         struct gshmemi_wire_error e;
         int32_t status = (int32_t)le32(b);
@@ -454,7 +535,7 @@ Test(fuzz_decode, random_error_and_abort_payloads)
             for (size_t i = 0; e.msg[i]; i++) cr_assert(e.msg[i] >= 0x20 && e.msg[i] <= 0x7e, "printable");
         }
         struct gshmemi_wire_abort a;
-        want = len == GSHMEMI_WIRE_ABORT_SIZE && le32(b + 8) <= 1 ? 0 : -1;
+        want = abort_oracle(b, len);
         err_poison();
         rc = gshmemi_wire_abort_decode(buf, len, &a, err, sizeof(err));
         cr_assert_eq(rc == 0, want == 0, "ABORT round %d (%zu bytes): %s", round, len, rc ? err : "accepted");

@@ -94,7 +94,7 @@ __device__ __forceinline__ void team_barrier(gshmem_team_t team, const team_view
     uint64_t deadline = timeout_ns ? global_ns() + timeout_ns : 0;
     for (int dist = 1, round = 0; dist < t.size; dist <<= 1, round++) {
         int to_pe = t.pe((t.me + dist) % t.size);
-        add_release((unsigned long long *)&peer(mine, to_pe)->flags[round], 1, same_gpu(to_pe));
+        barrier_arrive(&mine->flags[round], to_pe);
         const volatile unsigned long long *flag = (const volatile unsigned long long *)&mine->flags[round];
         for (unsigned polls = 1; load_acquire(flag) < epoch; polls++)
             if (deadline && (polls & 1023u) == 0 && global_ns() > deadline)

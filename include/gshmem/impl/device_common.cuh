@@ -31,23 +31,40 @@ __device__ __noinline__ inline void report_bad_pe(int pe)
     else if (pe < 0 || pe >= gshmemi_dstate.n_pes)
         printf("gshmem: PE %d: pe=%d is out of range (the job has %d PEs)\n", gshmemi_dstate.my_pe, pe,
                gshmemi_dstate.n_pes);
+    else if (gshmemi_dstate.proxy.nslots)
+        printf("gshmem: PE %d reaches PE %d only through the proxy, which this device call does not support "
+               "(device collectives need peers mapped by load/store)\n", gshmemi_dstate.my_pe, pe);
     else
         printf("gshmem: PE %d cannot reach PE %d by load/store from the device (peer on another node)\n",
                gshmemi_dstate.my_pe, pe);
     __trap();
 }
 
-/* Address of pe's copy of the symmetric object at ptr (a local symmetric address). */
+/* Base of pe's heap in this GPU's address space; 0 for a PROXY peer (reached through
+ * the proxy thread, device_proxy.cuh) and for a PE out of range. Callers branch on it
+ * once: the P2P path stays a load and an add, the proxy path is a call out of line. */
+__device__ __forceinline__ uint64_t peer_base(int pe)
+{
+    return (unsigned)pe < (unsigned)gshmemi_dstate.n_pes ? gshmemi_dstate.peer_base[pe] : 0;
+}
+__device__ __forceinline__ uint64_t heap_offset(const void *ptr)
+{
+    return (uint64_t)(uintptr_t)ptr - gshmemi_dstate.heap_base;
+}
+
+/* Address of pe's copy of the symmetric object at ptr (a local symmetric address), for
+ * code that has no proxy path (collectives): a PROXY peer traps with a message. */
 template <typename T>
 __device__ __forceinline__ T *peer(const T *ptr, int pe)
 {
-    uint64_t base = (unsigned)pe < (unsigned)gshmemi_dstate.n_pes ? gshmemi_dstate.peer_base[pe] : 0;
+    uint64_t base = peer_base(pe);
     if (base == 0) report_bad_pe(pe);
-    return (T *)(base + ((uint64_t)(uintptr_t)ptr - gshmemi_dstate.heap_base));
+    return (T *)(base + heap_offset(ptr));
 }
 
 /* Unsigned integer of the same size, for atomics and ordered accesses. */
 template <int N> struct bits;
+template <> struct bits<1> { typedef unsigned char type; };
 template <> struct bits<2> { typedef unsigned short type; };
 template <> struct bits<4> { typedef unsigned int type; };
 template <> struct bits<8> { typedef unsigned long long type; };
@@ -105,10 +122,13 @@ __device__ __forceinline__ void add_release(unsigned long long *p, unsigned long
     else asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-/* OpenSHMEM fence: orders this thread's earlier puts and AMOs before later ones. */
+/* OpenSHMEM fence: orders this thread's earlier puts and AMOs before later ones. Requests
+ * to PROXY peers need nothing more: the proxy serves them in ticket order and the remote
+ * transport keeps the order of operations towards one PE, so a request posted after the
+ * fence reaches its PE after those posted before it. */
 __device__ __forceinline__ void fence() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
-/* OpenSHMEM quiet: earlier puts, AMOs and signals are visible everywhere. */
-__device__ __forceinline__ void quiet() { asm volatile("fence.sc.sys;" ::: "memory"); }
+
+/* quiet() is in device_proxy.cuh: it completes requests to PROXY peers too. */
 
 /* Copies words of type W: thread `rank` of `size` takes every size-th word, four
  * loads in flight before the stores (one thread alone is latency-bound otherwise). */
@@ -197,6 +217,31 @@ __device__ __forceinline__ unsigned block_rank()
 }
 __device__ __forceinline__ unsigned block_size() { return blockDim.x * blockDim.y * blockDim.z; }
 
+/* Who cooperates in a call: one thread, the calling warp (all 32 lanes), or the block. */
+enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK };
+
+template <int S> __device__ __forceinline__ unsigned scope_rank()
+{
+    if (S == SCOPE_THREAD) return 0;
+    if (S == SCOPE_WARP) {
+        unsigned lane;
+        asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+        return lane;
+    }
+    return block_rank();
+}
+template <int S> __device__ __forceinline__ unsigned scope_size()
+{
+    return S == SCOPE_THREAD ? 1u : S == SCOPE_WARP ? 32u : block_size();
+}
+template <int S> __device__ __forceinline__ void scope_sync()
+{
+    if (S == SCOPE_WARP) __syncwarp();
+    else if (S == SCOPE_BLOCK) __syncthreads();
+}
+
 } /* namespace gshmemi */
+
+#include <gshmem/impl/device_proxy.cuh>
 
 #endif

@@ -6,53 +6,61 @@
 
 namespace gshmemi {
 
-/* Who cooperates in a call: one thread, the calling warp (all 32 lanes), or the block. */
-enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK };
-
-template <int S> __device__ __forceinline__ unsigned scope_rank()
+/* Every call below branches once on peer_base(pe): 0 is a PROXY peer (or a bad PE) and
+ * goes out of line to device_proxy.cuh; NBI only matters there. */
+template <int S, bool NBI = false>
+__device__ __forceinline__ void putmem(void *dest, const void *source, size_t n, int pe)
 {
-    if (S == SCOPE_THREAD) return 0;
-    if (S == SCOPE_WARP) {
-        unsigned lane;
-        asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-        return lane;
-    }
-    return block_rank();
-}
-template <int S> __device__ __forceinline__ unsigned scope_size()
-{
-    return S == SCOPE_THREAD ? 1u : S == SCOPE_WARP ? 32u : block_size();
-}
-template <int S> __device__ __forceinline__ void scope_sync()
-{
-    if (S == SCOPE_WARP) __syncwarp();
-    else if (S == SCOPE_BLOCK) __syncthreads();
-}
-
-template <int S> __device__ __forceinline__ void putmem(void *dest, const void *source, size_t n, int pe)
-{
-    copy((char *)peer(dest, pe), (const char *)source, n, scope_rank<S>(), scope_size<S>());
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0)) return proxy_rma<S>(GSHMEMI_PROXY_PUT, NBI, dest, source, n, pe);
+    copy((char *)(base + heap_offset(dest)), (const char *)source, n, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
 }
 
-template <int S> __device__ __forceinline__ void getmem(void *dest, const void *source, size_t n, int pe)
+template <int S, bool NBI = false>
+__device__ __forceinline__ void getmem(void *dest, const void *source, size_t n, int pe)
 {
-    copy((char *)dest, (const char *)peer(source, pe), n, scope_rank<S>(), scope_size<S>());
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0)) return proxy_rma<S>(GSHMEMI_PROXY_GET, NBI, source, dest, n, pe);
+    copy((char *)dest, (const char *)(base + heap_offset(source)), n, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
 }
 
 template <int S, typename T>
 __device__ __forceinline__ void iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
-    strided(peer(dest, pe), dst, source, sst, nelems, scope_rank<S>(), scope_size<S>());
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0))
+        return proxy_strided<S>(GSHMEMI_PROXY_IPUT, dest, dst * (ptrdiff_t)sizeof(T), source,
+                                sst * (ptrdiff_t)sizeof(T), sizeof(T), nelems, pe);
+    strided((T *)(base + heap_offset(dest)), dst, source, sst, nelems, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
 }
 
 template <int S, typename T>
 __device__ __forceinline__ void iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)
 {
-    strided(dest, dst, peer(source, pe), sst, nelems, scope_rank<S>(), scope_size<S>());
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0))
+        return proxy_strided<S>(GSHMEMI_PROXY_IGET, source, sst * (ptrdiff_t)sizeof(T), dest,
+                                dst * (ptrdiff_t)sizeof(T), sizeof(T), nelems, pe);
+    strided(dest, dst, (const T *)(base + heap_offset(source)), sst, nelems, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
+}
+
+/* p and g: one element, its value inline in the request or the completion. */
+template <typename T> __device__ __forceinline__ void put_value(T *dest, T value, int pe)
+{
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0)) return proxy_p(dest, (uint64_t)to_bits(value), sizeof(T), pe);
+    *(volatile T *)(base + heap_offset(dest)) = value;
+}
+template <typename T> __device__ __forceinline__ T get_value(const T *source, int pe)
+{
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0))
+        return from_bits<T>((typename bits<sizeof(T)>::type)proxy_g(source, sizeof(T), pe));
+    return *(const volatile T *)(base + heap_offset(source));
 }
 
 /* SET or ADD on pe's signal word with release semantics: whoever observes the new
@@ -65,7 +73,9 @@ __device__ __forceinline__ void signal_update(unsigned long long *p, bool gpu_sc
 }
 __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    signal_update((unsigned long long *)peer(sig_addr, pe), same_gpu(pe), signal, sig_op);
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0)) return proxy_signal(sig_addr, signal, sig_op, pe);
+    signal_update((unsigned long long *)(base + heap_offset(sig_addr)), same_gpu(pe), signal, sig_op);
 }
 
 /* Up to this size a block's put_signal is copied by its first warps only (one warp per
@@ -73,13 +83,17 @@ __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, i
  * barrier stays off the latency path. */
 #define GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES 16384
 
-template <int S>
+template <int S, bool NBI = false>
 __device__ __forceinline__ void putmem_signal(void *dest, const void *source, size_t n, uint64_t *sig_addr,
                                               uint64_t signal, int sig_op, int pe)
 {
     /* The signal's address and scope first: their constant-bank loads then overlap the
      * copy instead of following it on the latency path. */
-    unsigned long long *sig = (unsigned long long *)peer(sig_addr, pe);
+    uint64_t base = peer_base(pe);
+    if (__builtin_expect(base == 0, 0))
+        return proxy_put_signal<S>(dest, source, n, sig_addr, signal, sig_op, NBI, pe);
+    unsigned long long *sig = (unsigned long long *)(base + heap_offset(sig_addr));
+    char *peer_dest = (char *)(base + heap_offset(dest));
     bool gpu_scope = same_gpu(pe);
     if (S == SCOPE_BLOCK && n <= GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES) {
         unsigned rank = block_rank(), size = block_size();
@@ -87,7 +101,7 @@ __device__ __forceinline__ void putmem_signal(void *dest, const void *source, si
         if (part == 0) part = 32;
         if (part < size) {
             if (rank < part) {
-                copy((char *)peer(dest, pe), (const char *)source, n, rank, part);
+                copy(peer_dest, (const char *)source, n, rank, part);
                 if (part == 32) __syncwarp();
                 else asm volatile("bar.sync 15, %0;" ::"r"(part) : "memory"); /* the copying warps only */
                 if (rank == 0) signal_update(sig, gpu_scope, signal, sig_op);
@@ -96,7 +110,7 @@ __device__ __forceinline__ void putmem_signal(void *dest, const void *source, si
             return;
         }
     }
-    copy((char *)peer(dest, pe), (const char *)source, n, scope_rank<S>(), scope_size<S>());
+    copy(peer_dest, (const char *)source, n, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
     /* The group barrier orders the group's stores before the first thread's release,
      * which is cumulative: whoever acquires the signal sees every thread's data. No
@@ -118,11 +132,11 @@ GSHMEMI_DEVICE_INLINE void gshmem_getmem(void *dest, const void *source, size_t 
 }
 GSHMEMI_DEVICE_INLINE void gshmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-    gshmemi::putmem<gshmemi::SCOPE_THREAD>(dest, source, nelems, pe);
+    gshmemi::putmem<gshmemi::SCOPE_THREAD, true>(dest, source, nelems, pe);
 }
 GSHMEMI_DEVICE_INLINE void gshmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-    gshmemi::getmem<gshmemi::SCOPE_THREAD>(dest, source, nelems, pe);
+    gshmemi::getmem<gshmemi::SCOPE_THREAD, true>(dest, source, nelems, pe);
 }
 GSHMEMI_DEVICE_INLINE void gshmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
                                                 uint64_t signal, int sig_op, int pe)
@@ -132,7 +146,7 @@ GSHMEMI_DEVICE_INLINE void gshmem_putmem_signal(void *dest, const void *source, 
 GSHMEMI_DEVICE_INLINE void gshmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems,
                                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    gshmemi::putmem_signal<gshmemi::SCOPE_THREAD>(dest, source, nelems, sig_addr, signal, sig_op, pe);
+    gshmemi::putmem_signal<gshmemi::SCOPE_THREAD, true>(dest, source, nelems, sig_addr, signal, sig_op, pe);
 }
 GSHMEMI_DEVICE_INLINE void gshmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
 {
@@ -158,19 +172,19 @@ GSHMEMI_DEVICE_INLINE uint64_t gshmem_signal_fetch(const uint64_t *sig_addr)
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe)            \
     {                                                                                                           \
-        gshmemi::putmem<gshmemi::SCOPE_THREAD>(dest, source, nelems * sizeof(T), pe);                           \
+        gshmemi::putmem<gshmemi::SCOPE_THREAD, true>(dest, source, nelems * sizeof(T), pe);                           \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe)            \
     {                                                                                                           \
-        gshmemi::getmem<gshmemi::SCOPE_THREAD>(dest, source, nelems * sizeof(T), pe);                           \
+        gshmemi::getmem<gshmemi::SCOPE_THREAD, true>(dest, source, nelems * sizeof(T), pe);                           \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmem_##N##_p(T *dest, T value, int pe)                                         \
     {                                                                                                           \
-        *(volatile T *)gshmemi::peer(dest, pe) = value;                                                         \
+        gshmemi::put_value(dest, value, pe);                                                                    \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE T gshmem_##N##_g(const T *source, int pe)                                             \
     {                                                                                                           \
-        return *(const volatile T *)gshmemi::peer(source, pe);                                                  \
+        return gshmemi::get_value(source, pe);                                                                  \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,        \
                                                  size_t nelems, int pe)                                         \
@@ -192,7 +206,7 @@ GSHMEMI_DEVICE_INLINE uint64_t gshmem_signal_fetch(const uint64_t *sig_addr)
                                                            uint64_t *sig_addr, uint64_t signal, int sig_op,     \
                                                            int pe)                                              \
     {                                                                                                           \
-        gshmemi::putmem_signal<gshmemi::SCOPE_THREAD>(dest, source, nelems * sizeof(T), sig_addr, signal,       \
+        gshmemi::putmem_signal<gshmemi::SCOPE_THREAD, true>(dest, source, nelems * sizeof(T), sig_addr, signal,       \
                                                       sig_op, pe);                                              \
     }
 GSHMEM_RMA_DEVICE_TYPES(GSHMEMI_DEVICE_RMA)
@@ -209,11 +223,11 @@ GSHMEM_RMA_DEVICE_TYPES(GSHMEMI_DEVICE_RMA)
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)    \
     {                                                                                                           \
-        gshmemi::putmem<gshmemi::SCOPE_THREAD>(dest, source, nelems * sizeof(T), pe);                           \
+        gshmemi::putmem<gshmemi::SCOPE_THREAD, true>(dest, source, nelems * sizeof(T), pe);                           \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe)    \
     {                                                                                                           \
-        gshmemi::getmem<gshmemi::SCOPE_THREAD>(dest, source, nelems * sizeof(T), pe);                           \
+        gshmemi::getmem<gshmemi::SCOPE_THREAD, true>(dest, source, nelems * sizeof(T), pe);                           \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,  \
                                                  size_t nelems, int pe)                                         \
@@ -235,7 +249,7 @@ GSHMEM_RMA_DEVICE_TYPES(GSHMEMI_DEVICE_RMA)
                                                              uint64_t *sig_addr, uint64_t signal, int sig_op,   \
                                                              int pe)                                            \
     {                                                                                                           \
-        gshmemi::putmem_signal<gshmemi::SCOPE_THREAD>(dest, source, nelems * sizeof(T), sig_addr, signal,       \
+        gshmemi::putmem_signal<gshmemi::SCOPE_THREAD, true>(dest, source, nelems * sizeof(T), sig_addr, signal,       \
                                                       sig_op, pe);                                              \
     }
 GSHMEM_SIZED_TYPES(GSHMEMI_DEVICE_SIZED)
@@ -261,12 +275,12 @@ GSHMEMI_DEVICE_INLINE void gshmemx_signal_op(uint64_t *sig_addr, uint64_t signal
     GSHMEMI_DEVICE_INLINE void gshmemx_putmem_nbi_##SUFFIX(void *dest, const void *source, size_t nelems,       \
                                                            int pe)                                              \
     {                                                                                                           \
-        gshmemi::putmem<S>(dest, source, nelems, pe);                                                           \
+        gshmemi::putmem<S, true>(dest, source, nelems, pe);                                                           \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmemx_getmem_nbi_##SUFFIX(void *dest, const void *source, size_t nelems,       \
                                                            int pe)                                              \
     {                                                                                                           \
-        gshmemi::getmem<S>(dest, source, nelems, pe);                                                           \
+        gshmemi::getmem<S, true>(dest, source, nelems, pe);                                                           \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmemx_putmem_signal_##SUFFIX(void *dest, const void *source, size_t nelems,    \
                                                               uint64_t *sig_addr, uint64_t signal, int sig_op,  \
@@ -278,7 +292,7 @@ GSHMEMI_DEVICE_INLINE void gshmemx_signal_op(uint64_t *sig_addr, uint64_t signal
                                                                   uint64_t *sig_addr, uint64_t signal,          \
                                                                   int sig_op, int pe)                           \
     {                                                                                                           \
-        gshmemi::putmem_signal<S>(dest, source, nelems, sig_addr, signal, sig_op, pe);                          \
+        gshmemi::putmem_signal<S, true>(dest, source, nelems, sig_addr, signal, sig_op, pe);                          \
     }
 GSHMEMI_DEVICE_GROUP_MEM(warp, gshmemi::SCOPE_WARP)
 GSHMEMI_DEVICE_GROUP_MEM(block, gshmemi::SCOPE_BLOCK)
@@ -295,11 +309,11 @@ GSHMEMI_DEVICE_GROUP_MEM(block, gshmemi::SCOPE_BLOCK)
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmemx_##N##_put_nbi_##SUFFIX(T *dest, const T *source, size_t nelems, int pe)  \
     {                                                                                                           \
-        gshmemi::putmem<S>(dest, source, nelems * sizeof(T), pe);                                               \
+        gshmemi::putmem<S, true>(dest, source, nelems * sizeof(T), pe);                                               \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmemx_##N##_get_nbi_##SUFFIX(T *dest, const T *source, size_t nelems, int pe)  \
     {                                                                                                           \
-        gshmemi::getmem<S>(dest, source, nelems * sizeof(T), pe);                                               \
+        gshmemi::getmem<S, true>(dest, source, nelems * sizeof(T), pe);                                               \
     }                                                                                                           \
     GSHMEMI_DEVICE_INLINE void gshmemx_##N##_iput_##SUFFIX(T *dest, const T *source, ptrdiff_t dst,             \
                                                            ptrdiff_t sst, size_t nelems, int pe)                \
@@ -321,7 +335,7 @@ GSHMEMI_DEVICE_GROUP_MEM(block, gshmemi::SCOPE_BLOCK)
                                                                      uint64_t *sig_addr, uint64_t signal,       \
                                                                      int sig_op, int pe)                        \
     {                                                                                                           \
-        gshmemi::putmem_signal<S>(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);              \
+        gshmemi::putmem_signal<S, true>(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);              \
     }
 #define GSHMEMI_DEVICE_GROUP_RMA(T, N)                                   \
     GSHMEMI_DEVICE_GROUP_RMA_SCOPE(T, N, warp, gshmemi::SCOPE_WARP)      \

@@ -6,6 +6,8 @@
 #ifndef GSHMEM_IMPL_DEVICE_STATE_H
 #define GSHMEM_IMPL_DEVICE_STATE_H
 
+#include <gshmem/impl/proxy_ring.h>
+
 #include <stdint.h>
 
 /* Peers the device state can describe; larger jobs need the proxy path (later). */
@@ -61,6 +63,9 @@ struct gshmemi_device_state {
      * GPU-scope ordering suffices towards it. */
     uint32_t same_gpu[GSHMEMI_DEVICE_MAX_PES / 32];
     struct gshmemi_device_team teams[GSHMEMI_TEAMS_LIMIT];
+    /* The proxy's request ring (device addresses); nslots 0 when this PE has no proxy,
+     * i.e. every peer_base is set. */
+    struct gshmemi_proxy_ring proxy;
 };
 
 #endif

@@ -61,6 +61,16 @@ __device__ __forceinline__ size_t wait_loop(T *ivars, size_t nelems, const int *
     }
 }
 
+/* Adds 1 to to_pe's copy of the barrier word at flag (a local symmetric address) with
+ * release semantics; towards a PROXY peer a SIGNAL(ADD) request, which the in-order
+ * proxy puts after this thread's earlier requests. */
+__device__ __forceinline__ void barrier_arrive(uint64_t *flag, int to_pe)
+{
+    uint64_t base = peer_base(to_pe);
+    if (__builtin_expect(base == 0, 0)) return proxy_signal(flag, 1, GSHMEM_SIGNAL_ADD, to_pe);
+    add_release((unsigned long long *)(base + heap_offset(flag)), 1, same_gpu(to_pe));
+}
+
 /* Dissemination barrier over PEs by one thread, on the device sync area of each heap. */
 __device__ __forceinline__ void pe_barrier()
 {
@@ -69,8 +79,7 @@ __device__ __forceinline__ void pe_barrier()
     int me = gshmemi_dstate.my_pe, n = gshmemi_dstate.n_pes, round = 0;
     for (int dist = 1; dist < n; dist <<= 1, round++) {
         int to_pe = (me + dist) % n;
-        gshmemi_device_sync_area *to = peer(mine, to_pe);
-        add_release((unsigned long long *)&to->barrier_flags[round], 1, same_gpu(to_pe));
+        barrier_arrive(&mine->barrier_flags[round], to_pe);
         while (load_acquire((const volatile unsigned long long *)&mine->barrier_flags[round]) < epoch) {
         }
     }

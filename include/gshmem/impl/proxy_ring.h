@@ -1,0 +1,309 @@
+/*
+ * The request ring between a PE's GPU threads (producers) and its proxy thread (the
+ * consumer), which carries device-API operations on PROXY peers (peers the GPU cannot
+ * reach by loads and stores) to the host transport. Plain C layout shared by the host
+ * library, the device code and the unit test; the producer helpers are the same source
+ * for the GPU and for a CPU (primitives differ, logic does not). Internal.
+ *
+ * Protocol (tickets are 64-bit and never wrap):
+ *  - A producer takes ticket t with an atomic add on counters->next (device memory)
+ *    and owns slot t % nslots.
+ *  - Flow control: the slot is free once t < tail + nslots, where tail (pinned host
+ *    memory, written by the proxy) says every ticket below it is done with its slot.
+ *    Producers cache the highest tail seen in counters->known_tail so that most of them
+ *    never read host memory. Past timeout_ns the producer gives up (the device traps).
+ *  - The producer writes the request, then publishes valid = t + 1 with a system-scope
+ *    release: valid differs on every lap, so a stale slot is never taken for a new one.
+ *  - The proxy consumes tickets strictly in order, performs each, then writes the
+ *    slot's completion: result first, then seq = t + 1 with a release.
+ *  - A waiter on ticket t waits for completion seq >= t + 1 (>=: a later lap may have
+ *    completed in the slot already). A request flagged RESULT keeps its slot until the
+ *    waiter has read the result and written ack = t + 1, so the result word cannot be
+ *    overwritten by a later lap before it is read; tail never passes an unacknowledged
+ *    RESULT request.
+ */
+#ifndef GSHMEM_IMPL_PROXY_RING_H
+#define GSHMEM_IMPL_PROXY_RING_H
+
+#include <stdint.h>
+
+#define GSHMEMI_PROXY_SLOT_BYTES 64
+
+/* Request kinds. Offsets are heap offsets on the target; local is an address in this
+ * process (device or host memory). */
+enum gshmemi_proxy_op {
+    GSHMEMI_PROXY_NOP = 0,
+    GSHMEMI_PROXY_PUT,        /* offset <- local[0, len); flag NBI: put_nbi */
+    GSHMEMI_PROXY_GET,        /* local[0, len) <- offset */
+    GSHMEMI_PROXY_PUT_INLINE, /* offset <- the low len (1..8) bytes of operand (p) */
+    GSHMEMI_PROXY_GET_INLINE, /* result <- len (1..8) bytes at offset (g) */
+    GSHMEMI_PROXY_IPUT,       /* len elements of width bytes; operand: target stride, extra: local stride (bytes) */
+    GSHMEMI_PROXY_IGET,       /* len elements of width bytes; operand: local stride, extra: target stride (bytes) */
+    GSHMEMI_PROXY_AMO,        /* sub: enum gshmemi_amo_op; width 4/8; operand, extra: compare; FETCH */
+    GSHMEMI_PROXY_PUT_SIGNAL, /* PUT, then sub (GSHMEM_SIGNAL_SET/ADD) of operand at extra (signal offset) */
+    GSHMEMI_PROXY_SIGNAL,     /* sub (GSHMEM_SIGNAL_SET/ADD) of operand at offset */
+    GSHMEMI_PROXY_QUIET,      /* every earlier request of this PE is complete at the target */
+    GSHMEMI_PROXY_OP_COUNT
+};
+
+/* AMO codes in requests (sub of GSHMEMI_PROXY_AMO): the values of enum gshmemi_amo_op
+ * of the host transports (src/transport/transport.h; proxy.c checks they agree). */
+enum gshmemi_proxy_amo {
+    GSHMEMI_PROXY_AMO_FETCH,
+    GSHMEMI_PROXY_AMO_SET,
+    GSHMEMI_PROXY_AMO_SWAP,
+    GSHMEMI_PROXY_AMO_COMPARE_SWAP,
+    GSHMEMI_PROXY_AMO_ADD,
+    GSHMEMI_PROXY_AMO_AND,
+    GSHMEMI_PROXY_AMO_OR,
+    GSHMEMI_PROXY_AMO_XOR
+};
+
+enum gshmemi_proxy_flags {
+    GSHMEMI_PROXY_F_NBI = 1,    /* the producer does not wait; completes at QUIET */
+    GSHMEMI_PROXY_F_FETCH = 2,  /* AMO: return the previous value */
+    GSHMEMI_PROXY_F_RESULT = 4  /* the waiter reads the result word and acknowledges */
+};
+
+/* One slot: 64 bytes, valid written last. */
+struct gshmemi_proxy_req {
+    uint64_t valid; /* ticket + 1 once the rest is written */
+    uint8_t op;     /* enum gshmemi_proxy_op */
+    uint8_t sub;    /* AMO op or signal op */
+    uint8_t width;  /* AMO or element width in bytes */
+    uint8_t flags;  /* enum gshmemi_proxy_flags */
+    int32_t pe;
+    uint64_t offset;
+    uint64_t local;
+    uint64_t len;
+    uint64_t operand;
+    uint64_t extra;
+    uint64_t reserved;
+};
+
+/* Per slot, written by the proxy (seq, result) and by a RESULT waiter (ack). */
+struct gshmemi_proxy_completion {
+    uint64_t seq;    /* ticket + 1 of the last request completed in this slot */
+    uint64_t result; /* fetched value (AMO FETCH, GET_INLINE) */
+    uint64_t ack;    /* ticket + 1 once a RESULT waiter has read result */
+    uint64_t reserved;
+};
+
+/* In device memory: only GPU threads touch it (CPU producers in the unit test). */
+struct gshmemi_proxy_counters {
+    uint64_t next;       /* next ticket */
+    uint64_t known_tail; /* highest tail a producer has seen (a cache of *tail) */
+    uint64_t reserved[6];
+};
+
+/* Where a producer finds the ring (device addresses in the device state; host
+ * addresses on the proxy's side). nslots 0: no proxy. */
+struct gshmemi_proxy_ring {
+    struct gshmemi_proxy_req *slots;               /* pinned, nslots entries */
+    struct gshmemi_proxy_completion *completions;  /* pinned, nslots entries */
+    uint64_t *tail;                                /* pinned: tickets below it have released their slot */
+    struct gshmemi_proxy_counters *counters;       /* device memory */
+    uint32_t nslots;                               /* a power of two */
+    uint32_t reserved;
+    uint64_t timeout_ns;                           /* producer and waiter give up after it; 0: never */
+};
+
+enum { GSHMEMI_PROXY_RING_OK = 0, GSHMEMI_PROXY_RING_TIMEOUT = 1 };
+
+/* ---- Primitives: the only part that differs between GPU and CPU. ----------------- */
+#if defined(__CUDACC__)
+#define GSHMEMI_RING_FN static __device__ __forceinline__
+
+GSHMEMI_RING_FN uint64_t gshmemi_ring_take_ticket(struct gshmemi_proxy_counters *c)
+{
+    return atomicAdd((unsigned long long *)&c->next, 1ull);
+}
+GSHMEMI_RING_FN uint64_t gshmemi_ring_load_acquire(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+GSHMEMI_RING_FN uint64_t gshmemi_ring_load_relaxed(const uint64_t *p)
+{
+    return *(const volatile uint64_t *)p;
+}
+/* A system-scope release: earlier writes of this thread (and, cumulatively, those it
+ * has observed) are visible to whoever sees v. */
+GSHMEMI_RING_FN void gshmemi_ring_store_release(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GSHMEMI_RING_FN void gshmemi_ring_raise(uint64_t *p, uint64_t v)
+{
+    atomicMax((unsigned long long *)p, (unsigned long long)v);
+}
+GSHMEMI_RING_FN uint64_t gshmemi_ring_now_ns(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+/* Polling host memory crosses PCIe: back off so many waiters do not flood it. */
+GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff)
+{
+    __nanosleep(*backoff);
+    if (*backoff < 1024) *backoff = *backoff ? *backoff * 2 : 32;
+}
+#else
+#include <sched.h>
+#include <time.h>
+#define GSHMEMI_RING_FN static inline
+
+GSHMEMI_RING_FN uint64_t gshmemi_ring_take_ticket(struct gshmemi_proxy_counters *c)
+{
+    return __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED);
+}
+GSHMEMI_RING_FN uint64_t gshmemi_ring_load_acquire(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+GSHMEMI_RING_FN uint64_t gshmemi_ring_load_relaxed(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+GSHMEMI_RING_FN void gshmemi_ring_store_release(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+GSHMEMI_RING_FN void gshmemi_ring_raise(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+GSHMEMI_RING_FN uint64_t gshmemi_ring_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff)
+{
+    (void)backoff;
+    sched_yield();
+}
+#endif
+
+/* ---- Producer side (GPU threads; CPU threads in the unit test). ------------------- */
+
+/* Waits until ticket's slot is free. */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slot(const struct gshmemi_proxy_ring *r, uint64_t ticket)
+{
+    if (ticket < gshmemi_ring_load_relaxed(&r->counters->known_tail) + r->nslots) return GSHMEMI_PROXY_RING_OK;
+    uint64_t deadline = 0;
+    unsigned backoff = 0;
+    for (unsigned polls = 0;; polls++) {
+        uint64_t tail = gshmemi_ring_load_acquire(r->tail);
+        if (ticket < tail + r->nslots) {
+            gshmemi_ring_raise(&r->counters->known_tail, tail);
+            return GSHMEMI_PROXY_RING_OK;
+        }
+        if (r->timeout_ns && (polls & 15u) == 0) {
+            uint64_t now = gshmemi_ring_now_ns();
+            if (deadline == 0) deadline = now + r->timeout_ns;
+            else if (now > deadline) return GSHMEMI_PROXY_RING_TIMEOUT;
+        }
+        gshmemi_ring_pause(&backoff);
+    }
+}
+
+/* Posts *req (its valid field is ignored): takes a ticket, waits for the slot, writes
+ * the request and publishes it. *ticket is set even on timeout (for the diagnostic). */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_post(const struct gshmemi_proxy_ring *r, const struct gshmemi_proxy_req *req,
+                                            uint64_t *ticket)
+{
+    uint64_t t = gshmemi_ring_take_ticket(r->counters);
+    *ticket = t;
+    int rc = gshmemi_proxy_ring_wait_slot(r, t);
+    if (rc != GSHMEMI_PROXY_RING_OK) return rc;
+    struct gshmemi_proxy_req *s = &r->slots[t & (r->nslots - 1)];
+    s->op = req->op;
+    s->sub = req->sub;
+    s->width = req->width;
+    s->flags = req->flags;
+    s->pe = req->pe;
+    s->offset = req->offset;
+    s->local = req->local;
+    s->len = req->len;
+    s->operand = req->operand;
+    s->extra = req->extra;
+    gshmemi_ring_store_release(&s->valid, t + 1);
+    return GSHMEMI_PROXY_RING_OK;
+}
+
+/* Waits for ticket's completion. result non-NULL (the request was posted with RESULT):
+ * reads the result word and releases the slot. */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_wait(const struct gshmemi_proxy_ring *r, uint64_t ticket, uint64_t *result)
+{
+    struct gshmemi_proxy_completion *c = &r->completions[ticket & (r->nslots - 1)];
+    uint64_t deadline = 0;
+    unsigned backoff = 0;
+    for (unsigned polls = 0; gshmemi_ring_load_acquire(&c->seq) < ticket + 1; polls++) {
+        if (r->timeout_ns && (polls & 15u) == 0) {
+            uint64_t now = gshmemi_ring_now_ns();
+            if (deadline == 0) deadline = now + r->timeout_ns;
+            else if (now > deadline) return GSHMEMI_PROXY_RING_TIMEOUT;
+        }
+        gshmemi_ring_pause(&backoff);
+    }
+    if (result) {
+        *result = *(volatile uint64_t *)&c->result;
+        gshmemi_ring_store_release(&c->ack, ticket + 1);
+    }
+    return GSHMEMI_PROXY_RING_OK;
+}
+
+/* ---- Consumer side (the proxy thread; host C only). ------------------------------- */
+#if !defined(__CUDACC__)
+
+struct gshmemi_proxy_consumer {
+    uint64_t head;  /* next ticket to take */
+    uint64_t freed; /* tickets below it have released their slot (published as *tail) */
+};
+
+/* Copies ticket head's request to *out when the producer has published it. */
+static inline int gshmemi_proxy_ring_peek(const struct gshmemi_proxy_ring *r, const struct gshmemi_proxy_consumer *c,
+                                          struct gshmemi_proxy_req *out)
+{
+    const struct gshmemi_proxy_req *s = &r->slots[c->head & (r->nslots - 1)];
+    if (gshmemi_ring_load_acquire(&s->valid) != c->head + 1) return 0;
+    *out = *s;
+    return 1;
+}
+
+/* Completes ticket head (its operation is done) and moves on. */
+static inline void gshmemi_proxy_ring_complete(const struct gshmemi_proxy_ring *r, struct gshmemi_proxy_consumer *c,
+                                               uint64_t result)
+{
+    struct gshmemi_proxy_completion *comp = &r->completions[c->head & (r->nslots - 1)];
+    __atomic_store_n(&comp->result, result, __ATOMIC_RELAXED);
+    gshmemi_ring_store_release(&comp->seq, c->head + 1);
+    c->head++;
+}
+
+/* Frees the slots of completed requests in order, stopping at a RESULT request whose
+ * waiter has not acknowledged yet, and publishes the new tail. Returns how many slots
+ * it freed. */
+static inline uint64_t gshmemi_proxy_ring_release(const struct gshmemi_proxy_ring *r, struct gshmemi_proxy_consumer *c)
+{
+    uint64_t start = c->freed;
+    while (c->freed < c->head) {
+        uint32_t i = (uint32_t)(c->freed & (r->nslots - 1));
+        if ((r->slots[i].flags & GSHMEMI_PROXY_F_RESULT) &&
+            gshmemi_ring_load_acquire(&r->completions[i].ack) < c->freed + 1)
+            break;
+        c->freed++;
+    }
+    if (c->freed != start) gshmemi_ring_store_release(r->tail, c->freed);
+    return c->freed - start;
+}
+
+#endif /* !__CUDACC__ */
+
+#endif

@@ -1,0 +1,338 @@
+/* The proxy thread: drains the request ring in order and calls the peers' transports. */
+#include "core/proxy.h"
+
+#include "core/log.h"
+#include "core/state.h"
+
+#include <gshmem/status.h>
+#include <gshmem/types.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef GSHMEM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* 4096 slots of 64 bytes: 256 KiB of requests, enough for every thread of a few
+ * blocks to have a request in flight while the proxy works through a batch. */
+#define PROXY_SLOTS 4096u
+/* After the last request the thread polls for this long, then sleeps, doubling the
+ * sleep from PROXY_SLEEP_MIN_NS up to PROXY_SLEEP_MAX_NS while nothing arrives. */
+#define PROXY_SPIN_NS 100000u
+#define PROXY_SLEEP_MIN_NS 1000u
+#define PROXY_SLEEP_MAX_NS 1000000u
+
+struct gshmemi_proxy {
+    struct gshmemi_state *st;
+    struct gshmemi_proxy_ring ring;  /* host addresses */
+    struct gshmemi_proxy_ring dring; /* the same ring, device addresses */
+    struct gshmemi_proxy_consumer cons;
+    void *host_mem;                  /* slots, completions, tail (pinned, mapped) */
+    void *dev_mem;                   /* counters */
+    struct gshmemi_transport *quiet_list[GSHMEMI_MAX_TRANSPORTS]; /* transports of PROXY peers */
+    int quiet_count;
+    pthread_t thread;
+    int started;
+    int stop;        /* atomic */
+    uint64_t served; /* atomic */
+};
+
+#define PROXY_SAME_AMO(NAME) ((int)GSHMEMI_PROXY_AMO_##NAME == (int)GSHMEMI_AMO_##NAME)
+_Static_assert(PROXY_SAME_AMO(FETCH) && PROXY_SAME_AMO(SET) && PROXY_SAME_AMO(SWAP) && PROXY_SAME_AMO(COMPARE_SWAP) &&
+                   PROXY_SAME_AMO(ADD) && PROXY_SAME_AMO(AND) && PROXY_SAME_AMO(OR) && PROXY_SAME_AMO(XOR),
+               "request AMO codes are the transports' codes");
+#undef PROXY_SAME_AMO
+_Static_assert(sizeof(struct gshmemi_proxy_req) == GSHMEMI_PROXY_SLOT_BYTES, "one request per 64-byte slot");
+
+static const char *proxy_op_name(unsigned op)
+{
+    static const char *const names[GSHMEMI_PROXY_OP_COUNT] = {
+        "nop", "put", "get", "p", "g", "iput", "iget", "atomic", "put_signal", "signal", "quiet"};
+    return op < GSHMEMI_PROXY_OP_COUNT ? names[op] : "unknown request";
+}
+
+/* A request the proxy could not carry out ends the job. */
+static _Noreturn void proxy_failed(struct gshmemi_proxy *px, const struct gshmemi_proxy_req *r, int rc)
+{
+    GSHMEMI_ERROR(TRANSPORT,
+                  "proxy: device %s from PE %d to PE %d (heap offset %llu, %llu bytes, request %llu) failed: %s",
+                  proxy_op_name(r->op), px->st->my_pe, r->pe, (unsigned long long)r->offset,
+                  (unsigned long long)r->len, (unsigned long long)px->cons.head, gshmemx_strerror(rc));
+    gshmemi_fatal(px->st, rc ? rc : GSHMEMX_ERR_INTERNAL);
+}
+
+static int proxy_quiet_all(struct gshmemi_proxy *px)
+{
+    int rc = 0;
+    for (int i = 0; i < px->quiet_count && rc == 0; i++) rc = px->quiet_list[i]->ops->quiet(px->quiet_list[i]);
+    return rc;
+}
+
+/* Carries out one request; *result gets what a fetching request returns. */
+static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req *r, uint64_t *result)
+{
+    struct gshmemi_state *st = px->st;
+    if (r->op == GSHMEMI_PROXY_QUIET) return proxy_quiet_all(px);
+    if (r->op == GSHMEMI_PROXY_NOP) return 0;
+    if (r->pe < 0 || r->pe >= st->n_pes) return GSHMEMX_ERR_INVALID_ARG;
+    struct gshmemi_transport *tp = st->transport_of_pe[r->pe];
+    void *local = (void *)(uintptr_t)r->local;
+    uint64_t word = r->operand;
+    switch (r->op) {
+    case GSHMEMI_PROXY_PUT:
+        return (r->flags & GSHMEMI_PROXY_F_NBI) ? tp->ops->put_nbi(tp, r->pe, r->offset, local, r->len)
+                                                : tp->ops->put(tp, r->pe, r->offset, local, r->len);
+    case GSHMEMI_PROXY_GET: return tp->ops->get(tp, r->pe, local, r->offset, r->len);
+    case GSHMEMI_PROXY_PUT_INLINE:
+        if (r->len > sizeof(word)) return GSHMEMX_ERR_INVALID_ARG;
+        return tp->ops->put(tp, r->pe, r->offset, &word, r->len); /* little-endian: the low bytes */
+    case GSHMEMI_PROXY_GET_INLINE: {
+        if (r->len > sizeof(word)) return GSHMEMX_ERR_INVALID_ARG;
+        word = 0;
+        int rc = tp->ops->get(tp, r->pe, &word, r->offset, r->len);
+        *result = word;
+        return rc;
+    }
+    case GSHMEMI_PROXY_IPUT:
+        return tp->ops->iput(tp, r->pe, r->offset, (ptrdiff_t)r->operand, local, (ptrdiff_t)r->extra, r->width,
+                             r->len);
+    case GSHMEMI_PROXY_IGET:
+        return tp->ops->iget(tp, r->pe, local, (ptrdiff_t)r->operand, r->offset, (ptrdiff_t)r->extra, r->width,
+                             r->len);
+    case GSHMEMI_PROXY_AMO: {
+        struct gshmemi_amo amo = {r->sub, r->width, r->offset, r->operand, r->extra};
+        return tp->ops->amo(tp, r->pe, &amo, (r->flags & GSHMEMI_PROXY_F_FETCH) ? result : NULL);
+    }
+    case GSHMEMI_PROXY_PUT_SIGNAL:
+        return tp->ops->put_signal(tp, r->pe, r->offset, local, r->len, r->extra, r->operand, r->sub);
+    case GSHMEMI_PROXY_SIGNAL: {
+        struct gshmemi_amo amo = {r->sub == GSHMEM_SIGNAL_ADD ? GSHMEMI_AMO_ADD : GSHMEMI_AMO_SET, 8, r->offset,
+                                  r->operand, 0};
+        return tp->ops->amo(tp, r->pe, &amo, NULL);
+    }
+    default: return GSHMEMX_ERR_INVALID_ARG;
+    }
+}
+
+/* Serves every request visible now, in order; returns how many. */
+static unsigned proxy_drain(struct gshmemi_proxy *px)
+{
+    struct gshmemi_proxy_req r;
+    unsigned n = 0;
+    while (gshmemi_proxy_ring_peek(&px->ring, &px->cons, &r)) {
+        uint64_t result = 0;
+        int rc = proxy_serve(px, &r, &result);
+        if (rc != 0) proxy_failed(px, &r, rc);
+        gshmemi_proxy_ring_complete(&px->ring, &px->cons, result);
+        /* Free slots as we go: producers waiting for room need not wait for the batch. */
+        gshmemi_proxy_ring_release(&px->ring, &px->cons);
+        n++;
+    }
+    if (n) __atomic_fetch_add(&px->served, n, __ATOMIC_RELAXED);
+    return n;
+}
+
+static uint64_t proxy_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void proxy_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void proxy_sleep(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+/* Busy while requests come, polling for PROXY_SPIN_NS after the last one, then sleeping
+ * with a growing interval so an idle PE costs no core. */
+static void *proxy_main(void *arg)
+{
+    struct gshmemi_proxy *px = arg;
+#ifdef GSHMEM_HAVE_CUDA
+    cudaSetDevice(px->st->device); /* the transports copy to and from this GPU's memory */
+#endif
+    uint64_t last = proxy_now_ns(), sleep_ns = 0;
+    while (!__atomic_load_n(&px->stop, __ATOMIC_ACQUIRE)) {
+        if (proxy_drain(px) || gshmemi_proxy_ring_release(&px->ring, &px->cons)) {
+            last = proxy_now_ns();
+            sleep_ns = 0;
+            continue;
+        }
+        if (proxy_now_ns() - last < PROXY_SPIN_NS) {
+            proxy_relax();
+            continue;
+        }
+        sleep_ns = sleep_ns ? sleep_ns * 2 : PROXY_SLEEP_MIN_NS;
+        if (sleep_ns > PROXY_SLEEP_MAX_NS) sleep_ns = PROXY_SLEEP_MAX_NS;
+        proxy_sleep(sleep_ns);
+    }
+    /* What kernels posted before finalize (nbi puts without a quiet) still goes out. */
+    proxy_drain(px);
+    int rc = proxy_quiet_all(px);
+    if (rc != 0) GSHMEMI_ERROR(TRANSPORT, "proxy: the final quiet failed: %s", gshmemx_strerror(rc));
+    return NULL;
+}
+
+/* Collects the transports of PEs the GPU cannot map; 0 when there is none. */
+static int proxy_find_peers(struct gshmemi_state *st, struct gshmemi_proxy *px)
+{
+    int peers = 0;
+    for (int pe = 0; pe < st->n_pes; pe++) {
+        struct gshmemi_transport *tp = st->transport_of_pe[pe];
+        if (tp->ops->ptr(tp, pe, 0) != NULL) continue;
+        peers++;
+        int known = 0;
+        for (int i = 0; i < px->quiet_count; i++) known |= px->quiet_list[i] == tp;
+        if (!known && px->quiet_count < GSHMEMI_MAX_TRANSPORTS) px->quiet_list[px->quiet_count++] = tp;
+    }
+    return peers;
+}
+
+#ifdef GSHMEM_HAVE_CUDA
+static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
+{
+    size_t slots = PROXY_SLOTS * sizeof(struct gshmemi_proxy_req);
+    size_t comps = PROXY_SLOTS * sizeof(struct gshmemi_proxy_completion);
+    size_t bytes = slots + comps + 64;
+    void *dhost = NULL;
+    cudaError_t err = cudaSetDevice(st->device);
+    if (err == cudaSuccess) err = cudaHostAlloc(&px->host_mem, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (err == cudaSuccess) memset(px->host_mem, 0, bytes);
+    if (err == cudaSuccess) err = cudaHostGetDevicePointer(&dhost, px->host_mem, 0);
+    if (err == cudaSuccess) err = cudaMalloc(&px->dev_mem, sizeof(struct gshmemi_proxy_counters));
+    if (err == cudaSuccess) err = cudaMemset(px->dev_mem, 0, sizeof(struct gshmemi_proxy_counters));
+    if (err != cudaSuccess) {
+        GSHMEMI_ERROR(CUDA, "proxy: allocating the request ring (%zu bytes pinned) failed: %s", bytes,
+                      cudaGetErrorString(err));
+        return GSHMEMX_ERR_CUDA;
+    }
+    char *h = px->host_mem, *d = dhost;
+    px->ring = (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)h,
+                                           (struct gshmemi_proxy_completion *)(h + slots),
+                                           (uint64_t *)(h + slots + comps),
+                                           NULL, PROXY_SLOTS, 0, 0};
+    px->dring = (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)d,
+                                            (struct gshmemi_proxy_completion *)(d + slots),
+                                            (uint64_t *)(d + slots + comps),
+                                            px->dev_mem, PROXY_SLOTS, 0,
+                                            (uint64_t)(st->env.timeout * 1e9)};
+    return 0;
+}
+
+static void proxy_free(struct gshmemi_proxy *px)
+{
+    if (px->host_mem) cudaFreeHost(px->host_mem);
+    if (px->dev_mem) cudaFree(px->dev_mem);
+}
+#else
+static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
+{
+    (void)st, (void)px;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+static void proxy_free(struct gshmemi_proxy *px)
+{
+    (void)px;
+}
+#endif
+
+int gshmemi_proxy_init(struct gshmemi_state *st)
+{
+    st->proxy = NULL;
+    if (st->heap.kind != GSHMEMI_HEAP_KIND_DEVICE) return 0;
+    struct gshmemi_proxy *px = calloc(1, sizeof(*px));
+    if (!px) return GSHMEMX_ERR_NOMEM;
+    px->st = st;
+    int peers = proxy_find_peers(st, px);
+    if (peers == 0) {
+        free(px);
+        return 0;
+    }
+    int rc = proxy_alloc(st, px);
+    if (rc == 0 && pthread_create(&px->thread, NULL, proxy_main, px) != 0) {
+        GSHMEMI_ERROR(INIT, "proxy: cannot start the proxy thread");
+        rc = GSHMEMX_ERR_INTERNAL;
+    }
+    if (rc != 0) {
+        proxy_free(px);
+        free(px);
+        return rc;
+    }
+    /* TODO: bind near the GPU with hwloc; until then the thread inherits the process's
+     * binding, which gshmemrun sets near the PE's GPU. */
+    px->started = 1;
+    st->proxy = px;
+    GSHMEMI_INFO(TRANSPORT, "proxy thread started: %d PE%s reached through it, %u ring slots", peers,
+                 peers == 1 ? "" : "s", PROXY_SLOTS);
+    return 0;
+}
+
+void gshmemi_proxy_fini(struct gshmemi_state *st)
+{
+    struct gshmemi_proxy *px = st->proxy;
+    if (!px) return;
+    if (px->started) {
+        __atomic_store_n(&px->stop, 1, __ATOMIC_RELEASE);
+        pthread_join(px->thread, NULL);
+    }
+    GSHMEMI_INFO(TRANSPORT, "proxy served %llu requests", (unsigned long long)gshmemi_proxy_served(px));
+    proxy_free(px);
+    free(px);
+    st->proxy = NULL;
+}
+
+#ifdef GSHMEM_HAVE_CUDA
+int gshmemi_proxy_quiet(struct gshmemi_proxy *px)
+{
+    if (!px) return 0;
+    uint64_t posted = 0;
+    cudaError_t err = cudaSetDevice(px->st->device);
+    if (err == cudaSuccess) err = cudaMemcpy(&posted, &px->dring.counters->next, sizeof(posted), cudaMemcpyDeviceToHost);
+    if (err != cudaSuccess) {
+        GSHMEMI_ERROR(CUDA, "proxy: reading the request count failed: %s", cudaGetErrorString(err));
+        return GSHMEMX_ERR_CUDA;
+    }
+    uint64_t start = proxy_now_ns(), limit = (uint64_t)(px->st->env.timeout * 1e9);
+    while (__atomic_load_n(&px->served, __ATOMIC_ACQUIRE) < posted) {
+        if (limit && proxy_now_ns() - start > limit) {
+            GSHMEMI_ERROR(TRANSPORT, "proxy: %llu of %llu device requests served after %.0f s (GSHMEM_TIMEOUT)",
+                          (unsigned long long)gshmemi_proxy_served(px), (unsigned long long)posted,
+                          px->st->env.timeout);
+            return GSHMEMX_ERR_TIMEOUT;
+        }
+        proxy_sleep(PROXY_SLEEP_MIN_NS);
+    }
+    return 0;
+}
+#else
+int gshmemi_proxy_quiet(struct gshmemi_proxy *px)
+{
+    (void)px;
+    return 0;
+}
+#endif
+
+struct gshmemi_proxy_ring gshmemi_proxy_device_ring(const struct gshmemi_proxy *px)
+{
+    struct gshmemi_proxy_ring none = {0};
+    return px ? px->dring : none;
+}
+
+uint64_t gshmemi_proxy_served(const struct gshmemi_proxy *px)
+{
+    return px ? __atomic_load_n(&px->served, __ATOMIC_RELAXED) : 0;
+}

@@ -1,0 +1,779 @@
+/*
+ * tcp transport: connections and the service thread (design in tcp_impl.h).
+ *
+ * Connections are opened at init, one per pair of PEs that tcp reaches: every PE
+ * listens on an ephemeral port, publishes its IPv4 addresses, port and a random token
+ * in the bootstrap exchange (which the job secret protects), connects to every higher
+ * PE and accepts every lower one. A connector proves whom it wants by echoing the
+ * acceptor's token; the listener is closed once all are in, so nothing listens after
+ * init. PEs on the same node connect over 127.0.0.1.
+ */
+#include "transport/tcp_impl.h"
+
+#include "bootstrap/bootstrap.h"
+#include "core/env.h"
+#include "core/heap.h"
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TCP_BLOB_MAGIC 0x42504354u /* "TCPB" */
+#define TCP_BLOB_VERSION 1
+#define TCP_MAX_ADDRS 4
+/* The service thread polls without sleeping this long after the last frame. */
+#define TCP_BUSY_POLL_S 200e-6
+
+struct tcp_blob {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t length;
+    uint16_t port;
+    uint16_t naddrs;
+    uint32_t addrs[TCP_MAX_ADDRS]; /* IPv4, network order */
+    unsigned char token[GSHMEMI_TCP_TOKEN_SIZE];
+};
+
+static struct tcp_net *tcp_global; /* one per process; refcounted by the transports */
+
+double gshmemi_tcp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Milliseconds left until deadline for poll (-1: none; 0: passed). */
+static int tcp_poll_ms(double deadline)
+{
+    if (deadline <= 0) return -1;
+    double left = deadline - gshmemi_tcp_now();
+    if (left <= 0) return 0;
+    return left > 1e6 ? 1000000000 : (int)(left * 1e3) + 1;
+}
+
+static double tcp_deadline(const struct tcp_net *net)
+{
+    return net->timeout > 0 ? gshmemi_tcp_now() + net->timeout : 0;
+}
+
+void gshmemi_tcp_lost(struct tcp_net *net, struct tcp_conn *c, const char *why)
+{
+    /* Logged by whoever ends the job (gshmemi_transports_loss): after a peer's
+     * gshmem_global_exit its close is no error. */
+    pthread_mutex_lock(&net->slot_lock);
+    if (!net->lost_msg[0])
+        snprintf(net->lost_msg, sizeof(net->lost_msg), "tcp: PE %d lost %s: %s", net->my_pe, c->name, why);
+    pthread_mutex_unlock(&net->slot_lock);
+    int expected = 0;
+    atomic_compare_exchange_strong(&net->failed, &expected, GSHMEMX_ERR_PEER_LOST);
+}
+
+const char *gshmemi_transport_tcp_loss(void)
+{
+    return tcp_global && tcp_global->lost_msg[0] ? tcp_global->lost_msg : NULL;
+}
+
+/* ---- Sending ---------------------------------------------------------------- */
+
+/* Writes iov fully; blocking writers wait for POLLOUT up to deadline. Returns 0,
+ * -EAGAIN when nonblocking and nothing more fits (*done says how much went), or -errno. */
+static int tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += iov[i].iov_len;
+    while (*done < total) {
+        struct iovec cur[2];
+        int k = 0;
+        size_t skip = *done;
+        for (int i = 0; i < n; i++) {
+            if (skip >= iov[i].iov_len) {
+                skip -= iov[i].iov_len;
+                continue;
+            }
+            cur[k].iov_base = (char *)iov[i].iov_base + skip;
+            cur[k++].iov_len = iov[i].iov_len - skip;
+            skip = 0;
+        }
+        struct msghdr msg = {.msg_iov = cur, .msg_iovlen = (size_t)k};
+        ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            *done += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+        if (!block) return -EAGAIN;
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int ms = tcp_poll_ms(deadline);
+        if (ms == 0) return -ETIMEDOUT;
+        if (poll(&p, 1, ms) < 0 && errno != EINTR) return -errno;
+    }
+    return 0;
+}
+
+int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload)
+{
+    int failed = atomic_load(&net->failed);
+    if (failed) return failed;
+    if (atomic_load(&c->bye)) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d sends %s to %s, which has already finalized", net->my_pe,
+                      gshmemi_tcp_type_name(f->type), c->name);
+        return GSHMEMX_ERR_PEER_LOST;
+    }
+    unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
+    gshmemi_tcp_frame_encode(f, hdr);
+    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
+    size_t done = 0;
+    pthread_mutex_lock(&c->tx);
+    int rc = tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 1, tcp_deadline(net));
+    pthread_mutex_unlock(&c->tx);
+    if (rc == 0) {
+        atomic_fetch_add_explicit(&net->frames_out, 1, memory_order_relaxed);
+        return 0;
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "sending %s (%u bytes): %s", gshmemi_tcp_type_name(f->type), f->length,
+             rc == -ETIMEDOUT ? "no progress within GSHMEM_TIMEOUT" : strerror(-rc));
+    gshmemi_tcp_lost(net, c, why);
+    return GSHMEMX_ERR_PEER_LOST;
+}
+
+/* Service thread: writes queued answers while they fit; keeps tx across turns while a
+ * frame is half written, so no other writer can interleave. */
+static int tcp_flush(struct tcp_net *net, struct tcp_conn *c)
+{
+    while (c->out_head) {
+        if (!c->tx_held) {
+            if (pthread_mutex_trylock(&c->tx) != 0) return 0; /* a sender is busy: next turn */
+            c->tx_held = 1;
+        }
+        struct tcp_out *o = c->out_head;
+        struct iovec iov = {o->data, o->len};
+        int rc = tcp_writev(c->fd, &iov, 1, &o->done, 0, 0);
+        if (rc == -EAGAIN) return 0;
+        if (rc != 0) {
+            char why[128];
+            snprintf(why, sizeof(why), "sending an answer: %s", strerror(-rc));
+            gshmemi_tcp_lost(net, c, why);
+            return GSHMEMX_ERR_PEER_LOST;
+        }
+        c->out_head = o->next;
+        if (!c->out_head) c->out_tail = NULL;
+        free(o);
+        pthread_mutex_unlock(&c->tx);
+        c->tx_held = 0;
+    }
+    return 0;
+}
+
+int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload)
+{
+    unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
+    gshmemi_tcp_frame_encode(f, hdr);
+    size_t total = sizeof(hdr) + f->length, done = 0;
+    atomic_fetch_add_explicit(&net->frames_out, 1, memory_order_relaxed);
+    if (!c->out_head && !c->tx_held && pthread_mutex_trylock(&c->tx) == 0) {
+        struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
+        int rc = tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 0, 0);
+        if (rc == 0) {
+            pthread_mutex_unlock(&c->tx);
+            return 0;
+        }
+        if (rc != -EAGAIN) {
+            pthread_mutex_unlock(&c->tx);
+            char why[128];
+            snprintf(why, sizeof(why), "sending %s: %s", gshmemi_tcp_type_name(f->type), strerror(-rc));
+            gshmemi_tcp_lost(net, c, why);
+            return GSHMEMX_ERR_PEER_LOST;
+        }
+        c->tx_held = done > 0; /* half a frame went: keep the stream until the rest has */
+        if (!c->tx_held) pthread_mutex_unlock(&c->tx);
+    }
+    struct tcp_out *o = malloc(sizeof(*o) + total - done);
+    if (!o) return GSHMEMX_ERR_NOMEM;
+    o->next = NULL;
+    o->len = total - done;
+    o->done = 0;
+    size_t from_hdr = done < sizeof(hdr) ? sizeof(hdr) - done : 0;
+    memcpy(o->data, hdr + (sizeof(hdr) - from_hdr), from_hdr);
+    size_t pay_done = done > sizeof(hdr) ? done - sizeof(hdr) : 0;
+    if (f->length) memcpy(o->data + from_hdr, (const char *)payload + pay_done, f->length - pay_done);
+    if (c->out_tail) c->out_tail->next = o;
+    else c->out_head = o;
+    c->out_tail = o;
+    return 0;
+}
+
+/* ---- Receiving (service thread) ------------------------------------------------ */
+
+int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t len)
+{
+    char *p = buf;
+    double deadline = tcp_deadline(net);
+    while (len > 0) {
+        ssize_t r = recv(c->fd, p, len, MSG_DONTWAIT);
+        if (r > 0) {
+            p += r;
+            len -= (size_t)r;
+            continue;
+        }
+        if (r == 0) {
+            gshmemi_tcp_lost(net, c, atomic_load(&c->bye) ? "closed after BYE in the middle of a frame"
+                                                          : "connection closed (the process exited or its node went away)");
+            return GSHMEMX_ERR_PEER_LOST;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            char why[96];
+            snprintf(why, sizeof(why), "receiving: %s", strerror(errno));
+            gshmemi_tcp_lost(net, c, why);
+            return GSHMEMX_ERR_PEER_LOST;
+        }
+        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+        int ms = tcp_poll_ms(deadline);
+        if (ms == 0) {
+            gshmemi_tcp_lost(net, c, "a frame stopped arriving half-way (GSHMEM_TIMEOUT)");
+            return GSHMEMX_ERR_PEER_LOST;
+        }
+        poll(&pf, 1, ms);
+    }
+    return 0;
+}
+
+/* One frame from c; 1 when the connection closed cleanly after BYE. */
+static int tcp_service_frame(struct tcp_net *net, struct tcp_conn *c)
+{
+    unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
+    if (atomic_load(&c->bye)) {
+        char probe;
+        ssize_t r = recv(c->fd, &probe, 1, MSG_DONTWAIT | MSG_PEEK);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return 1;
+    }
+    int rc = gshmemi_tcp_read(net, c, hdr, sizeof(hdr));
+    if (rc != 0) return rc;
+    struct gshmemi_tcp_frame f;
+    char err[160];
+    if (gshmemi_tcp_frame_decode(hdr, (unsigned)__atomic_load_n(&net->nheaps, __ATOMIC_ACQUIRE), &f, err, sizeof(err)) != 0) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: malformed frame from %s on PE %d: %s", c->name, net->my_pe, err);
+        gshmemi_tcp_lost(net, c, "malformed frame");
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    atomic_fetch_add_explicit(&net->frames_in, 1, memory_order_relaxed);
+    switch (f.type) {
+    case GSHMEMI_TCP_DATA:
+    case GSHMEMI_TCP_VALUE:
+    case GSHMEMI_TCP_ACK:
+        return gshmemi_tcp_complete(net, c, &f);
+    case GSHMEMI_TCP_BYE:
+        atomic_store(&c->bye, 1);
+        return 0;
+    case GSHMEMI_TCP_HELLO:
+    case GSHMEMI_TCP_WELCOME:
+        GSHMEMI_ERROR(TRANSPORT, "tcp: %s sent %s after the connection was set up (PE %d)", c->name,
+                      gshmemi_tcp_type_name(f.type), net->my_pe);
+        gshmemi_tcp_lost(net, c, "unexpected frame");
+        return GSHMEMX_ERR_PROTOCOL;
+    default:
+        return gshmemi_tcp_apply(net, c, &f);
+    }
+}
+
+static void *tcp_service(void *arg)
+{
+    struct tcp_net *net = arg;
+    struct pollfd *pfd = calloc((size_t)net->n_pes + 1, sizeof(*pfd));
+    int *conn_of = calloc((size_t)net->n_pes + 1, sizeof(int));
+    if (!pfd || !conn_of) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d: no memory for the service thread", net->my_pe);
+        atomic_store(&net->failed, GSHMEMX_ERR_NOMEM);
+        free(pfd);
+        free(conn_of);
+        return NULL;
+    }
+    double last_activity = gshmemi_tcp_now();
+    while (!atomic_load(&net->stop)) {
+        int n = 0;
+        pfd[n++] = (struct pollfd){.fd = net->wake[0], .events = POLLIN};
+        for (int pe = 0; pe < net->n_pes; pe++) {
+            struct tcp_conn *c = &net->conns[pe];
+            if (c->fd < 0 || c->closed) continue;
+            conn_of[n] = pe;
+            pfd[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out_head ? POLLOUT : 0))};
+        }
+        int busy = gshmemi_tcp_now() - last_activity < TCP_BUSY_POLL_S;
+        int ready = poll(pfd, (nfds_t)n, busy ? 0 : 100);
+        if (ready == 0 && busy) sched_yield(); /* more threads than cores: let them run */
+        if (ready <= 0) continue;
+        if (pfd[0].revents) {
+            char sink[64];
+            while (read(net->wake[0], sink, sizeof(sink)) > 0) {}
+        }
+        for (int i = 1; i < n; i++) {
+            struct tcp_conn *c = &net->conns[conn_of[i]];
+            if (!pfd[i].revents) continue;
+            last_activity = gshmemi_tcp_now();
+            if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+                int rc = tcp_service_frame(net, c);
+                if (rc == 1) { /* clean close after BYE; the fd is closed with the net */
+                    if (c->tx_held) pthread_mutex_unlock(&c->tx);
+                    c->tx_held = 0;
+                    c->closed = 1;
+                    continue;
+                }
+                if (rc != 0 || atomic_load(&net->failed)) {
+                    gshmemi_transport_fatal(GSHMEMX_ERR_PEER_LOST);
+                    goto out;
+                }
+            }
+            if (tcp_flush(net, c) != 0) {
+                gshmemi_transport_fatal(GSHMEMX_ERR_PEER_LOST);
+                goto out;
+            }
+        }
+    }
+out:
+    free(pfd);
+    free(conn_of);
+    return NULL;
+}
+
+/* ---- Pending requests ----------------------------------------------------------- */
+
+int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe)
+{
+    for (;;) {
+        pthread_mutex_lock(&net->slot_lock);
+        int s = net->nfree > 0 ? net->free_slots[--net->nfree] : -1;
+        pthread_mutex_unlock(&net->slot_lock);
+        if (s >= 0) {
+            struct tcp_slot *slot = &net->slots[s];
+            slot->type = type;
+            slot->pe = pe;
+            slot->dst = NULL;
+            slot->len = 0;
+            slot->dst_device = 0;
+            slot->dst_stride = 0;
+            slot->elem = 0;
+            slot->value = 0;
+            atomic_store(&slot->state, TCP_SLOT_WAITING);
+            return s;
+        }
+        sched_yield(); /* every slot is out: others' answers will free some */
+    }
+}
+
+int gshmemi_tcp_slot_wait(struct tcp_net *net, int s, const char *what)
+{
+    struct tcp_slot *slot = &net->slots[s];
+    double start = 0;
+    int rc = 0;
+    for (unsigned spins = 0; atomic_load_explicit(&slot->state, memory_order_acquire) != TCP_SLOT_DONE; spins++) {
+        if ((rc = atomic_load(&net->failed)) != 0) break;
+        if (spins < 4096) continue;
+        sched_yield();
+        if (spins % 256) continue;
+        double now = gshmemi_tcp_now();
+        if (start == 0) start = now;
+        if (net->timeout > 0 && now - start > net->timeout) {
+            GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d waited %.1f s for PE %d to answer %s (GSHMEM_TIMEOUT=%g)",
+                          net->my_pe, now - start, slot->pe, what, net->timeout);
+            rc = GSHMEMX_ERR_TIMEOUT;
+            break;
+        }
+    }
+    if (rc != 0) return rc; /* the slot stays taken: an answer may still land in it */
+    atomic_store(&slot->state, TCP_SLOT_FREE);
+    pthread_mutex_lock(&net->slot_lock);
+    net->free_slots[net->nfree++] = s;
+    pthread_mutex_unlock(&net->slot_lock);
+    return 0;
+}
+
+/* ---- Connection set-up --------------------------------------------------------- */
+
+/* Our IPv4 addresses, the GSHMEM_TCP_IFNAME one or every up non-loopback one, loopback last. */
+static int tcp_local_addrs(const char *ifname, uint32_t *addrs, int max)
+{
+    struct ifaddrs *list, *ifa;
+    int n = 0;
+    if (getifaddrs(&list) != 0) return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (ifa = list; ifa && n < max; ifa = ifa->ifa_next) {
+            if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET || !(ifa->ifa_flags & IFF_UP)) continue;
+            int loop = (ifa->ifa_flags & IFF_LOOPBACK) != 0;
+            if (ifname && *ifname ? strcmp(ifa->ifa_name, ifname) != 0 || pass : loop != pass) continue;
+            addrs[n++] = ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr;
+        }
+    freeifaddrs(list);
+    return n;
+}
+
+static int tcp_check_blob(const struct tcp_blob *b, int me, int pe)
+{
+    if (b->magic != TCP_BLOB_MAGIC || b->length != sizeof(*b) || b->naddrs > TCP_MAX_ADDRS) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: malformed exchange blob from PE %d (magic 0x%x, length %u, %u addresses)", pe,
+                      b->magic, b->length, b->naddrs);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    if (b->version != TCP_BLOB_VERSION) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d speaks exchange version %u, PE %d speaks %u (mixed gshmem versions?)", pe,
+                      b->version, me, TCP_BLOB_VERSION);
+        return GSHMEMX_ERR_PROTOCOL;
+    }
+    return 0;
+}
+
+static int tcp_set_options(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    int flags = fcntl(fd, F_GETFL);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+/* Connects to one address before deadline; fd or -errno. */
+static int tcp_connect_addr(uint32_t addr, uint16_t port, double deadline)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -errno;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = addr};
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int ms = tcp_poll_ms(deadline), err = 0;
+    socklen_t len = sizeof(err);
+    if (poll(&p, 1, ms < 0 || ms > 5000 ? 5000 : ms) <= 0) err = ETIMEDOUT;
+    else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err != 0) {
+        close(fd);
+        return -err;
+    }
+    return fd;
+}
+
+static void tcp_name(struct tcp_conn *c, int pe, uint32_t addr, uint16_t port)
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &addr, ip, sizeof(ip));
+    snprintf(c->name, sizeof(c->name), "PE %d at %s:%u", pe, ip, port);
+}
+
+/* Frame I/O during set-up, on blocking-style nonblocking sockets. */
+static int tcp_setup_send(int fd, struct gshmemi_tcp_frame *f, const void *payload, double deadline)
+{
+    unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
+    gshmemi_tcp_frame_encode(f, hdr);
+    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
+    size_t done = 0;
+    return tcp_writev(fd, iov, f->length ? 2 : 1, &done, 1, deadline);
+}
+
+static int tcp_setup_recv(int fd, void *buf, size_t len, double deadline)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t r = recv(fd, p, len, 0);
+        if (r > 0) {
+            p += r;
+            len -= (size_t)r;
+            continue;
+        }
+        if (r == 0) return -ECONNRESET;
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -errno;
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int ms = tcp_poll_ms(deadline);
+        if (ms == 0) return -ETIMEDOUT;
+        poll(&pf, 1, ms);
+    }
+    return 0;
+}
+
+static int tcp_connect_peer(struct tcp_net *net, const struct gshmemi_bootstrap *bs, const struct tcp_blob *b, int pe,
+                            double deadline)
+{
+    uint32_t tries[TCP_MAX_ADDRS + 1];
+    int n = 0;
+    if (bs->node_of_rank[pe] == bs->node_of_rank[net->my_pe]) tries[n++] = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < b->naddrs; i++) tries[n++] = b->addrs[i];
+    int fd = -ENOENT;
+    for (int i = 0; i < n && fd < 0; i++) {
+        fd = tcp_connect_addr(tries[i], b->port, deadline);
+        if (fd >= 0) tcp_name(&net->conns[pe], pe, tries[i], b->port);
+    }
+    if (fd < 0) {
+        char ip[INET_ADDRSTRLEN] = "none";
+        if (b->naddrs) inet_ntop(AF_INET, &b->addrs[0], ip, sizeof(ip));
+        GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d cannot connect to PE %d (%d addresses, first %s, port %u): %s "
+                      "(GSHMEM_TCP_IFNAME picks the interface PEs publish)", net->my_pe, pe, b->naddrs, ip, b->port,
+                      strerror(-fd));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    tcp_set_options(fd);
+    net->conns[pe].fd = fd;
+    struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_HELLO, 0);
+    f.arg0 = (uint64_t)net->my_pe;
+    f.arg1 = (uint64_t)pe;
+    f.length = GSHMEMI_TCP_TOKEN_SIZE;
+    if (tcp_setup_send(fd, &f, b->token, deadline) != 0) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d cannot greet %s", net->my_pe, net->conns[pe].name);
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    return 0;
+}
+
+/* Accepts one connection and checks its HELLO; 0 when a peer joined, 1 when a stranger
+ * was turned away, or a status. */
+static int tcp_accept_one(struct tcp_net *net, int lfd, const unsigned char *remote, double deadline)
+{
+    struct pollfd p = {.fd = lfd, .events = POLLIN};
+    int ms = tcp_poll_ms(deadline);
+    if (ms == 0 || poll(&p, 1, ms) <= 0) return GSHMEMX_ERR_TIMEOUT;
+    struct sockaddr_in sa;
+    socklen_t salen = sizeof(sa);
+    int fd = accept4(lfd, (struct sockaddr *)&sa, &salen, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return 1;
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+    unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE], token[GSHMEMI_TCP_TOKEN_SIZE];
+    struct gshmemi_tcp_frame f;
+    char err[160] = "";
+    int ok = tcp_setup_recv(fd, hdr, sizeof(hdr), deadline) == 0 &&
+             gshmemi_tcp_frame_decode(hdr, 0, &f, err, sizeof(err)) == 0 && f.type == GSHMEMI_TCP_HELLO &&
+             tcp_setup_recv(fd, token, sizeof(token), deadline) == 0;
+    int from = ok ? (int)f.arg0 : -1;
+    const char *why = !ok ? (*err ? err : "no hello")
+                      : f.arg1 != (uint64_t)net->my_pe || memcmp(token, net->token, sizeof(token)) != 0
+                          ? "it does not hold this PE's token (another job?)"
+                      : f.arg0 >= (uint64_t)net->my_pe || !remote[from] ? "it claims a PE that does not connect here"
+                      : net->conns[from].fd >= 0 ? "its PE is already connected"
+                                                 : NULL;
+    if (why) {
+        GSHMEMI_WARN(TRANSPORT, "tcp: PE %d refused a connection from %s:%u: %s", net->my_pe, ip,
+                     ntohs(sa.sin_port), why);
+        close(fd);
+        return 1;
+    }
+    tcp_set_options(fd);
+    net->conns[from].fd = fd;
+    tcp_name(&net->conns[from], from, sa.sin_addr.s_addr, ntohs(sa.sin_port));
+    struct gshmemi_tcp_frame w = gshmemi_tcp_frame_make(GSHMEMI_TCP_WELCOME, 0);
+    if (tcp_setup_send(fd, &w, NULL, deadline) != 0) return GSHMEMX_ERR_SYSTEM;
+    return 0;
+}
+
+static int tcp_listen(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t len = sizeof(sa);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, SOMAXCONN) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static int tcp_connect_all(struct tcp_net *net, struct gshmemi_bootstrap *bs, const struct gshmemi_env *env,
+                           const unsigned char *remote)
+{
+    struct tcp_blob mine = {.magic = TCP_BLOB_MAGIC, .version = TCP_BLOB_VERSION, .length = sizeof(mine)};
+    int lfd = tcp_listen(&mine.port);
+    if (lfd < 0) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d cannot listen: %s", net->my_pe, strerror(errno));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    mine.naddrs = (uint16_t)tcp_local_addrs(env->tcp_ifname, mine.addrs, TCP_MAX_ADDRS);
+    if (env->tcp_ifname && *env->tcp_ifname && mine.naddrs == 0) {
+        GSHMEMI_ERROR(TRANSPORT, "tcp: GSHMEM_TCP_IFNAME=%s: PE %d has no up interface of that name with an IPv4 "
+                      "address", env->tcp_ifname, net->my_pe);
+        close(lfd);
+        return GSHMEMX_ERR_CONFIG;
+    }
+    memcpy(mine.token, net->token, sizeof(mine.token));
+    struct tcp_blob *blobs = calloc((size_t)net->n_pes, sizeof(*blobs));
+    int rc = blobs ? bs->ops->allgather(bs, &mine, blobs, sizeof(mine)) : GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; pe < net->n_pes && rc == 0; pe++)
+        if (remote[pe]) rc = tcp_check_blob(&blobs[pe], net->my_pe, pe);
+    double deadline = tcp_deadline(net);
+    int lower = 0;
+    for (int pe = 0; pe < net->n_pes && rc == 0; pe++) {
+        if (!remote[pe]) continue;
+        if (pe < net->my_pe) lower++;
+        else rc = tcp_connect_peer(net, bs, &blobs[pe], pe, deadline);
+    }
+    for (int joined = 0; rc == 0 && joined < lower;) {
+        int r = tcp_accept_one(net, lfd, remote, deadline);
+        if (r == 0) joined++;
+        else if (r != 1) {
+            char list[256] = "";
+            size_t len = 0;
+            for (int pe = 0; pe < net->my_pe && len < sizeof(list) - 16; pe++)
+                if (remote[pe] && net->conns[pe].fd < 0) len += (size_t)snprintf(list + len, sizeof(list) - len, " %d", pe);
+            GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d: PEs%s never connected (GSHMEM_TIMEOUT=%g)", net->my_pe, list,
+                          net->timeout);
+            rc = r;
+        }
+    }
+    for (int pe = net->my_pe + 1; pe < net->n_pes && rc == 0; pe++) {
+        if (!remote[pe]) continue;
+        unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
+        struct gshmemi_tcp_frame f;
+        char err[160] = "no answer";
+        if (tcp_setup_recv(net->conns[pe].fd, hdr, sizeof(hdr), deadline) != 0 ||
+            gshmemi_tcp_frame_decode(hdr, 0, &f, err, sizeof(err)) != 0 || f.type != GSHMEMI_TCP_WELCOME) {
+            GSHMEMI_ERROR(TRANSPORT, "tcp: %s did not welcome PE %d: %s", net->conns[pe].name, net->my_pe, err);
+            rc = GSHMEMX_ERR_PROTOCOL;
+        }
+    }
+    close(lfd);
+    free(blobs);
+    return rc;
+}
+
+/* ---- Creation ----------------------------------------------------------------- */
+
+static void tcp_net_free(struct tcp_net *net)
+{
+    if (net->thread_started) {
+        atomic_store(&net->stop, 1);
+        if (write(net->wake[1], "x", 1) < 0) {}
+        pthread_join(net->thread, NULL);
+    }
+    gshmemi_tcp_apply_fini(net);
+    for (int pe = 0; net->conns && pe < net->n_pes; pe++) {
+        struct tcp_conn *c = &net->conns[pe];
+        while (c->out_head) {
+            struct tcp_out *o = c->out_head;
+            c->out_head = o->next;
+            free(o);
+        }
+        if (c->fd >= 0) close(c->fd);
+        pthread_mutex_destroy(&c->tx);
+    }
+    free(net->conns);
+    if (net->wake[0] >= 0) close(net->wake[0]);
+    if (net->wake[1] >= 0) close(net->wake[1]);
+    pthread_mutex_destroy(&net->slot_lock);
+    pthread_mutex_destroy(&net->tx_stage_lock);
+    free(net);
+}
+
+static int tcp_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env *env, const unsigned char *remote,
+                          struct tcp_net **out)
+{
+    struct tcp_net *net = calloc(1, sizeof(*net));
+    if (!net) return GSHMEMX_ERR_NOMEM;
+    net->my_pe = bs->rank;
+    net->n_pes = bs->nranks;
+    net->timeout = env->timeout;
+    net->device = -1;
+    net->wake[0] = net->wake[1] = -1;
+    pthread_mutex_init(&net->slot_lock, NULL);
+    pthread_mutex_init(&net->tx_stage_lock, NULL);
+    for (int i = 0; i < GSHMEMI_TCP_SLOTS; i++) net->free_slots[i] = GSHMEMI_TCP_SLOTS - 1 - i;
+    net->nfree = GSHMEMI_TCP_SLOTS;
+    net->conns = calloc((size_t)net->n_pes, sizeof(*net->conns));
+    int rc = net->conns ? 0 : GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) {
+        net->conns[pe].fd = -1;
+        net->conns[pe].pe = pe;
+        pthread_mutex_init(&net->conns[pe].tx, NULL);
+        snprintf(net->conns[pe].name, sizeof(net->conns[pe].name), "PE %d", pe);
+    }
+    if (rc == 0 && getrandom(net->token, sizeof(net->token), 0) != (ssize_t)sizeof(net->token)) rc = GSHMEMX_ERR_SYSTEM;
+    if (rc == 0 && pipe2(net->wake, O_CLOEXEC | O_NONBLOCK) != 0) rc = GSHMEMX_ERR_SYSTEM;
+    if (rc == 0) rc = tcp_connect_all(net, bs, env, remote);
+    if (rc == 0 && pthread_create(&net->thread, NULL, tcp_service, net) != 0) rc = GSHMEMX_ERR_SYSTEM;
+    if (rc == 0) net->thread_started = 1;
+    if (rc != 0) {
+        tcp_net_free(net);
+        return rc;
+    }
+    *out = net;
+    return 0;
+}
+
+void gshmemi_tcp_destroy(struct gshmemi_transport *tp)
+{
+    struct tcp_transport *t = tcp_of(tp);
+    struct tcp_net *net = t->net;
+    free(t);
+    if (--net->refs > 0) return;
+    /* Say BYE so peers take our close for what it is (even to those that said theirs:
+     * errors are moot now), then wait briefly for theirs. */
+    for (int pe = 0; pe < net->n_pes && !atomic_load(&net->failed); pe++) {
+        struct tcp_conn *c = &net->conns[pe];
+        if (c->fd < 0) continue;
+        struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_BYE, 0);
+        unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
+        gshmemi_tcp_frame_encode(&f, hdr);
+        struct iovec iov = {hdr, sizeof(hdr)};
+        size_t done = 0;
+        pthread_mutex_lock(&c->tx);
+        tcp_writev(c->fd, &iov, 1, &done, 1, gshmemi_tcp_now() + 2.0);
+        pthread_mutex_unlock(&c->tx);
+    }
+    double until = gshmemi_tcp_now() + 2.0;
+    for (int pe = 0; pe < net->n_pes; pe++)
+        while (net->conns[pe].fd >= 0 && !atomic_load(&net->conns[pe].bye) && !atomic_load(&net->failed) &&
+               gshmemi_tcp_now() < until)
+            sched_yield();
+    if (tcp_global == net) tcp_global = NULL;
+    tcp_net_free(net);
+}
+
+int gshmemi_transport_tcp_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
+                                 const struct gshmemi_env *env, const unsigned char *remote,
+                                 struct gshmemi_transport **out)
+{
+    int rc = 0;
+    if (!tcp_global) rc = tcp_net_create(bs, env, remote, &tcp_global);
+    if (rc != 0) return rc;
+    struct tcp_net *net = tcp_global;
+    struct tcp_transport *t = calloc(1, sizeof(*t));
+    if (!t || net->nheaps == GSHMEMI_TCP_MAX_HEAPS) {
+        free(t);
+        return t ? GSHMEMX_ERR_INTERNAL : GSHMEMX_ERR_NOMEM;
+    }
+    t->tp.ops = &gshmemi_tcp_ops;
+    t->tp.impl = t;
+    t->net = net;
+    t->heap = heap;
+    t->heap_index = (unsigned)net->nheaps;
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) net->device = heap->device;
+    net->heaps[net->nheaps] = heap;
+    __atomic_store_n(&net->nheaps, net->nheaps + 1, __ATOMIC_RELEASE); /* the service thread may be reading it */
+    net->refs++;
+    *out = &t->tp;
+    /* Peers may send to this heap only once every PE has registered it. */
+    return bs->ops->barrier(bs);
+}
+
+void gshmemi_transport_tcp_counters(unsigned long long *frames_in, unsigned long long *frames_out)
+{
+    *frames_in = tcp_global ? atomic_load(&tcp_global->frames_in) : 0;
+    *frames_out = tcp_global ? atomic_load(&tcp_global->frames_out) : 0;
+}

@@ -1,0 +1,152 @@
+/* tcp transport: pinned staging, copies and atomics for device heaps (CUDA builds). */
+#include "transport/tcp_impl.h"
+
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <stdlib.h>
+
+#ifdef GSHMEM_HAVE_CUDA
+#include "device/host_kernels.h"
+
+#include <cuda_runtime_api.h>
+
+struct tcp_cuda {
+    cudaStream_t stream;
+    void *stage[2];
+    cudaEvent_t ev[2];
+    int pending[2];
+    uint64_t *fetched; /* pinned */
+};
+
+static int tcp_cuda_check(cudaError_t err, const char *what)
+{
+    if (err == cudaSuccess) return 0;
+    GSHMEMI_ERROR(TRANSPORT, "tcp (device heap): %s failed: %s", what, cudaGetErrorString(err));
+    return GSHMEMX_ERR_CUDA;
+}
+
+int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p)
+{
+    if (net->device < 0 || p == NULL) return 0;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeDevice;
+}
+
+int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
+{
+    struct tcp_cuda *cu = calloc(1, sizeof(*cu));
+    if (!cu) return GSHMEMX_ERR_NOMEM;
+    int rc = tcp_cuda_check(cudaSetDevice(device), "cudaSetDevice");
+    if (rc == 0) rc = tcp_cuda_check(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking), "stream creation");
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        rc = tcp_cuda_check(cudaHostAlloc(&cu->stage[i], GSHMEMI_TCP_CHUNK, cudaHostAllocDefault), "pinned staging");
+        if (rc == 0) rc = tcp_cuda_check(cudaEventCreateWithFlags(&cu->ev[i], cudaEventDisableTiming), "event");
+    }
+    if (rc == 0) rc = tcp_cuda_check(cudaHostAlloc((void **)&cu->fetched, 64, cudaHostAllocDefault), "pinned word");
+    if (rc != 0) {
+        gshmemi_tcp_cuda_destroy(cu);
+        return rc;
+    }
+    *out = cu;
+    return 0;
+}
+
+void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu)
+{
+    if (!cu) return;
+    if (cu->stream) cudaStreamSynchronize(cu->stream);
+    for (int i = 0; i < 2; i++) {
+        if (cu->stage[i]) cudaFreeHost(cu->stage[i]);
+        if (cu->ev[i]) cudaEventDestroy(cu->ev[i]);
+    }
+    if (cu->fetched) cudaFreeHost(cu->fetched);
+    if (cu->stream) cudaStreamDestroy(cu->stream);
+    free(cu);
+}
+
+void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i)
+{
+    if (cu->pending[i]) tcp_cuda_check(cudaEventSynchronize(cu->ev[i]), "staging copy");
+    cu->pending[i] = 0;
+    return cu->stage[i];
+}
+
+int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device)
+{
+    void *stage = gshmemi_tcp_cuda_stage(cu, i);
+    cudaError_t err = to_device ? cudaMemcpyAsync(device_addr, stage, len, cudaMemcpyHostToDevice, cu->stream)
+                                : cudaMemcpyAsync(stage, device_addr, len, cudaMemcpyDeviceToHost, cu->stream);
+    if (err == cudaSuccess) err = cudaEventRecord(cu->ev[i], cu->stream);
+    cu->pending[i] = err == cudaSuccess;
+    return tcp_cuda_check(err, to_device ? "copy into the device heap" : "copy out of device memory");
+}
+
+int gshmemi_tcp_cuda_sync(struct tcp_cuda *cu)
+{
+    return tcp_cuda_check(cudaStreamSynchronize(cu->stream), "stream synchronize");
+}
+
+int gshmemi_tcp_cuda_memcpy(struct tcp_cuda *cu, void *dst, const void *src, size_t len)
+{
+    cudaError_t err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, cu->stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(cu->stream);
+    return tcp_cuda_check(err, "copy");
+}
+
+int gshmemi_tcp_cuda_amo(struct tcp_cuda *cu, void *addr, int op, unsigned width, uint64_t operand, uint64_t compare,
+                         uint64_t *fetched)
+{
+    cudaError_t err = (cudaError_t)gshmemi_kernel_amo(addr, op, width, operand, compare, fetched ? cu->fetched : NULL,
+                                                      cu->stream);
+    if (err == cudaSuccess && fetched) err = cudaStreamSynchronize(cu->stream);
+    if (err == cudaSuccess && fetched) *fetched = *cu->fetched;
+    return tcp_cuda_check(err, "atomic on the device heap");
+}
+
+#else /* no CUDA: device heaps do not exist */
+
+int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p)
+{
+    (void)net, (void)p;
+    return 0;
+}
+int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
+{
+    (void)device;
+    *out = NULL;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu) { (void)cu; }
+void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i)
+{
+    (void)cu, (void)i;
+    return NULL;
+}
+int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device)
+{
+    (void)cu, (void)i, (void)device_addr, (void)len, (void)to_device;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+int gshmemi_tcp_cuda_sync(struct tcp_cuda *cu)
+{
+    (void)cu;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+int gshmemi_tcp_cuda_memcpy(struct tcp_cuda *cu, void *dst, const void *src, size_t len)
+{
+    (void)cu, (void)dst, (void)src, (void)len;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+int gshmemi_tcp_cuda_amo(struct tcp_cuda *cu, void *addr, int op, unsigned width, uint64_t operand, uint64_t compare,
+                         uint64_t *fetched)
+{
+    (void)cu, (void)addr, (void)op, (void)width, (void)operand, (void)compare, (void)fetched;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+#endif

@@ -1,0 +1,148 @@
+/*
+ * tcp transport internals, shared by its connection code (tcp.c), the initiator's ops
+ * (tcp_ops.c) and the target's side (tcp_apply.c).
+ *
+ * One process-wide "net" holds a connection to every PE the tcp transport reaches
+ * (all opened at init, see tcp.c) and one service thread that reads every frame that
+ * arrives: requests from peers are applied to the local heaps in arrival order, answers
+ * to our own requests complete a pending slot. Each heap that uses tcp gets a
+ * transport instance naming its heap index in the frames (0: the sync heap, 1: the
+ * user heap; registered in the same order on every PE).
+ *
+ * Writers of a connection hold conn->tx for a whole frame. Application and proxy
+ * threads write with blocking sends; the service thread never blocks on a send: it
+ * queues what cannot go now and keeps reading, so two PEs sending to each other can
+ * never both wait on full socket buffers.
+ */
+#ifndef GSHMEMI_TCP_IMPL_H
+#define GSHMEMI_TCP_IMPL_H
+
+#include "transport/tcp_wire.h"
+#include "transport/transport.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gshmemi_heap;
+
+/* Bytes per frame for bulk data: large transfers go as a pipeline of these. */
+#define GSHMEMI_TCP_CHUNK ((size_t)1 << 20)
+/* Requests awaiting an answer, process-wide. */
+#define GSHMEMI_TCP_SLOTS 1024
+/* Outstanding chunk requests of one get. */
+#define GSHMEMI_TCP_GET_WINDOW 8
+
+struct tcp_out {
+    struct tcp_out *next;
+    size_t len, done;
+    unsigned char data[];
+};
+
+struct tcp_conn {
+    int fd; /* -1: this PE is not reached by tcp */
+    int pe;
+    pthread_mutex_t tx;
+    int tx_held;          /* the service thread holds tx across loop turns (partial frame) */
+    int closed;           /* service thread: closed cleanly after BYE, no longer polled */
+    struct tcp_out *out_head, *out_tail; /* the service thread's queued answers */
+    atomic_int dirty;     /* requests sent since the last quiet */
+    atomic_int bye;       /* the peer said BYE: its close is expected */
+    char name[96];        /* "PE 3 at 198.18.0.11:40123" */
+};
+
+enum tcp_slot_state { TCP_SLOT_FREE, TCP_SLOT_WAITING, TCP_SLOT_DONE };
+
+struct tcp_slot {
+    atomic_int state;
+    unsigned type;   /* the answer expected: DATA, VALUE or ACK */
+    int pe;
+    void *dst;       /* DATA: where the bytes go */
+    size_t len;
+    int dst_device;  /* dst is device memory */
+    ptrdiff_t dst_stride; /* IGET answers: scatter elements of elem bytes */
+    size_t elem;
+    uint64_t value;  /* VALUE */
+};
+
+struct tcp_net {
+    int refs;
+    int my_pe, n_pes;
+    double timeout;
+    struct tcp_conn *conns;
+    struct gshmemi_heap *heaps[GSHMEMI_TCP_MAX_HEAPS];
+    int nheaps;
+    unsigned char token[GSHMEMI_TCP_TOKEN_SIZE];
+    pthread_t thread;
+    int thread_started;
+    int wake[2];
+    atomic_int stop;
+    atomic_int failed; /* a status once any connection broke: every wait returns it */
+    pthread_mutex_t slot_lock;
+    int free_slots[GSHMEMI_TCP_SLOTS];
+    int nfree;
+    struct tcp_slot slots[GSHMEMI_TCP_SLOTS];
+    /* CUDA (device heaps): the service thread's and the initiators' staging. */
+    int device;       /* GPU of the device heap, -1 */
+    void *rx_cuda;    /* struct tcp_cuda, service thread only */
+    pthread_mutex_t tx_stage_lock;
+    void *tx_cuda;    /* struct tcp_cuda, initiators, under tx_stage_lock */
+    char lost_msg[320]; /* the first broken connection, under slot_lock */
+    /* Counters for gshmem-info / perftests. */
+    atomic_ullong frames_in, frames_out;
+};
+
+struct tcp_transport {
+    struct gshmemi_transport tp;
+    struct tcp_net *net;
+    unsigned heap_index;
+    struct gshmemi_heap *heap;
+};
+
+static inline struct tcp_transport *tcp_of(struct gshmemi_transport *tp)
+{
+    return (struct tcp_transport *)tp->impl;
+}
+
+extern const struct gshmemi_transport_ops gshmemi_tcp_ops;
+
+/* tcp.c */
+double gshmemi_tcp_now(void);
+/* Writes a frame (header + payload) to conn; blocking, under conn->tx, honouring the
+ * timeout. 0 or a status (logged, naming the peer). */
+int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload);
+/* The service thread's send: never blocks (queues instead). */
+int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload);
+/* Reads exactly len bytes from c (service thread), honouring the timeout. */
+int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t len);
+int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe);
+/* Waits for a slot's answer and frees it. 0 or a status (logged). */
+int gshmemi_tcp_slot_wait(struct tcp_net *net, int slot, const char *what);
+/* Logs a broken connection once and makes every wait fail; the job ends. */
+void gshmemi_tcp_lost(struct tcp_net *net, struct tcp_conn *c, const char *why);
+
+/* tcp_apply.c: the target's side (service thread). 0 or a status (logged). */
+int gshmemi_tcp_apply(struct tcp_net *net, struct tcp_conn *c, const struct gshmemi_tcp_frame *f);
+/* An answer to one of our requests arrived. */
+int gshmemi_tcp_complete(struct tcp_net *net, struct tcp_conn *c, const struct gshmemi_tcp_frame *f);
+void gshmemi_tcp_apply_fini(struct tcp_net *net);
+
+/* tcp_cuda.c (CUDA builds; stubs otherwise). */
+int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p);
+/* Staging: a pinned buffer pair with events for pipelined copies. */
+struct tcp_cuda;
+int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out);
+void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu);
+/* Buffer i (0/1) once its previous copy has finished. */
+void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i);
+/* Async copy on the staging stream, then an event on buffer i. kind: 0 H2D from stage i, 1 D2H into stage i. */
+int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device);
+int gshmemi_tcp_cuda_sync(struct tcp_cuda *cu);
+/* Plain synchronous copy on the staging stream (cudaMemcpyDefault). */
+int gshmemi_tcp_cuda_memcpy(struct tcp_cuda *cu, void *dst, const void *src, size_t len);
+/* One-thread atomic kernel on the staging stream; fetched (may be NULL) after a sync. */
+int gshmemi_tcp_cuda_amo(struct tcp_cuda *cu, void *addr, int op, unsigned width, uint64_t operand, uint64_t compare,
+                         uint64_t *fetched);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * tcp transport, the initiator's side: the ops table. Puts are frames written to the
+ * peer's connection (locally complete when written; remotely complete at quiet), gets
+ * and fetching atomics wait for their answer, quiet asks every peer written to since
+ * the last quiet for an ACK. One connection per peer, applied in arrival order by the
+ * peer's service thread: fence has nothing to order (puts to one PE stay in order).
+ * Local buffers may be device memory (device heaps: the proxy passes device addresses);
+ * they go through pinned staging, pipelined with the sends.
+ */
+#include "transport/tcp_impl.h"
+
+#include "core/heap.h"
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct tcp_conn *tcp_conn(struct tcp_net *net, int pe)
+{
+    return &net->conns[pe];
+}
+
+/* Sends frames of up to one chunk each for [src, src+len) (signalling on the last one
+ * when sig is set), staging device memory. */
+static int tcp_put_frames(struct tcp_transport *t, int pe, size_t offset, const void *src, size_t len,
+                          const struct gshmemi_tcp_frame *sig)
+{
+    struct tcp_net *net = t->net;
+    struct tcp_conn *c = tcp_conn(net, pe);
+    int device = len > 0 && gshmemi_tcp_is_device_ptr(net, src);
+    int rc = 0;
+    if (device) {
+        pthread_mutex_lock(&net->tx_stage_lock);
+        if (!net->tx_cuda) rc = gshmemi_tcp_cuda_create(net->device, (struct tcp_cuda **)&net->tx_cuda);
+    }
+    size_t done = 0;
+    int stage = 0;
+    /* Device sources: copy chunk k+1 while chunk k is on the wire. */
+    if (device && rc == 0)
+        rc = gshmemi_tcp_cuda_copy(net->tx_cuda, 0, (void *)src, len < GSHMEMI_TCP_CHUNK ? len : GSHMEMI_TCP_CHUNK, 0);
+    do {
+        size_t n = len - done < GSHMEMI_TCP_CHUNK ? len - done : GSHMEMI_TCP_CHUNK;
+        int last = done + n == len;
+        struct gshmemi_tcp_frame f = last && sig ? *sig : gshmemi_tcp_frame_make(GSHMEMI_TCP_PUT, t->heap_index);
+        f.offset = offset + done;
+        f.length = (uint32_t)n;
+        const void *payload = (const char *)src + done;
+        if (device && rc == 0) {
+            payload = gshmemi_tcp_cuda_stage(net->tx_cuda, stage); /* waits for its copy */
+            size_t next = len - done - n < GSHMEMI_TCP_CHUNK ? len - done - n : GSHMEMI_TCP_CHUNK;
+            if (next) rc = gshmemi_tcp_cuda_copy(net->tx_cuda, stage ^ 1, (char *)src + done + n, next, 0);
+        }
+        if (rc == 0) rc = gshmemi_tcp_send(net, c, &f, payload);
+        stage ^= 1;
+        done += n;
+    } while (rc == 0 && done < len);
+    if (device) pthread_mutex_unlock(&net->tx_stage_lock);
+    if (rc == 0) atomic_store(&c->dirty, 1);
+    return rc;
+}
+
+static int tcp_put(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len)
+{
+    return tcp_put_frames(tcp_of(tp), pe, offset, src, len, NULL);
+}
+
+static int tcp_put_signal(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len,
+                          size_t sig_offset, uint64_t signal, int sig_op)
+{
+    struct tcp_transport *t = tcp_of(tp);
+    struct gshmemi_tcp_frame sig = gshmemi_tcp_frame_make(GSHMEMI_TCP_PUT_SIGNAL, t->heap_index);
+    sig.arg0 = sig_offset;
+    sig.arg1 = signal;
+    sig.aux = (uint32_t)sig_op;
+    return tcp_put_frames(t, pe, offset, src, len, &sig);
+}
+
+/* Sends one request answered by DATA into dst and returns its slot, or -status. */
+static int tcp_request_data(struct tcp_transport *t, int pe, struct gshmemi_tcp_frame *f, void *dst, size_t len,
+                            int dst_device, ptrdiff_t dst_stride, size_t elem)
+{
+    struct tcp_net *net = t->net;
+    int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_DATA, pe);
+    struct tcp_slot *slot = &net->slots[s];
+    slot->dst = dst;
+    slot->len = len;
+    slot->dst_device = dst_device;
+    slot->dst_stride = dst_stride;
+    slot->elem = elem;
+    f->tag = (uint64_t)s;
+    int rc = gshmemi_tcp_send(net, tcp_conn(net, pe), f, NULL);
+    return rc ? -rc : s;
+}
+
+static int tcp_get(struct gshmemi_transport *tp, int pe, void *dst, size_t offset, size_t len)
+{
+    struct tcp_transport *t = tcp_of(tp);
+    struct tcp_net *net = t->net;
+    int dst_device = gshmemi_tcp_is_device_ptr(net, dst);
+    int window[GSHMEMI_TCP_GET_WINDOW], head = 0, count = 0;
+    size_t done = 0;
+    while (done < len || count > 0) {
+        while (done < len && count < GSHMEMI_TCP_GET_WINDOW) {
+            size_t n = len - done < GSHMEMI_TCP_CHUNK ? len - done : GSHMEMI_TCP_CHUNK;
+            struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_GET, t->heap_index);
+            f.offset = offset + done;
+            f.arg0 = n;
+            int s = tcp_request_data(t, pe, &f, (char *)dst + done, n, dst_device, 0, 0);
+            if (s < 0) return -s;
+            window[(head + count++) % GSHMEMI_TCP_GET_WINDOW] = s;
+            done += n;
+        }
+        int rc = gshmemi_tcp_slot_wait(net, window[head], "a get");
+        if (rc != 0) return rc;
+        head = (head + 1) % GSHMEMI_TCP_GET_WINDOW;
+        count--;
+    }
+    return 0;
+}
+
+/* Packs nelems strided elements into a contiguous host buffer. */
+static int tcp_gather(struct tcp_net *net, char *out, const char *src, ptrdiff_t stride, size_t elem, size_t nelems)
+{
+    if (!gshmemi_tcp_is_device_ptr(net, src)) {
+        for (size_t i = 0; i < nelems; i++) memcpy(out + i * elem, src + (ptrdiff_t)i * stride, elem);
+        return 0;
+    }
+    pthread_mutex_lock(&net->tx_stage_lock);
+    int rc = net->tx_cuda ? 0 : gshmemi_tcp_cuda_create(net->device, (struct tcp_cuda **)&net->tx_cuda);
+    for (size_t i = 0; i < nelems && rc == 0; i++)
+        rc = gshmemi_tcp_cuda_memcpy(net->tx_cuda, out + i * elem, src + (ptrdiff_t)i * stride, elem);
+    pthread_mutex_unlock(&net->tx_stage_lock);
+    return rc;
+}
+
+static int tcp_iput(struct gshmemi_transport *tp, int pe, size_t offset, ptrdiff_t dst_stride, const void *src,
+                    ptrdiff_t src_stride, size_t elem, size_t nelems)
+{
+    struct tcp_transport *t = tcp_of(tp);
+    struct tcp_net *net = t->net;
+    size_t per = GSHMEMI_TCP_CHUNK / elem ? GSHMEMI_TCP_CHUNK / elem : 1;
+    char *buf = malloc((per < nelems ? per : nelems) * elem);
+    if (!buf) return GSHMEMX_ERR_NOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < nelems && rc == 0; i += per) {
+        size_t n = nelems - i < per ? nelems - i : per;
+        rc = tcp_gather(net, buf, (const char *)src + (ptrdiff_t)i * src_stride, src_stride, elem, n);
+        struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_IPUT, t->heap_index);
+        f.offset = (uint64_t)((ptrdiff_t)offset + (ptrdiff_t)i * dst_stride);
+        f.arg0 = (uint64_t)dst_stride;
+        f.arg1 = elem;
+        f.length = (uint32_t)(n * elem);
+        if (rc == 0) rc = gshmemi_tcp_send(net, tcp_conn(net, pe), &f, buf);
+    }
+    free(buf);
+    if (rc == 0) atomic_store(&tcp_conn(net, pe)->dirty, 1);
+    return rc;
+}
+
+static int tcp_iget(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t dst_stride, size_t offset,
+                    ptrdiff_t src_stride, size_t elem, size_t nelems)
+{
+    struct tcp_transport *t = tcp_of(tp);
+    struct tcp_net *net = t->net;
+    int dst_device = gshmemi_tcp_is_device_ptr(net, dst);
+    size_t per = GSHMEMI_TCP_CHUNK / elem ? GSHMEMI_TCP_CHUNK / elem : 1;
+    for (size_t i = 0; i < nelems; i += per) {
+        size_t n = nelems - i < per ? nelems - i : per;
+        struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_IGET, t->heap_index);
+        f.offset = (uint64_t)((ptrdiff_t)offset + (ptrdiff_t)i * src_stride);
+        f.arg0 = (uint64_t)src_stride;
+        f.arg1 = elem;
+        f.aux = (uint32_t)n;
+        int s = tcp_request_data(t, pe, &f, (char *)dst + (ptrdiff_t)i * dst_stride, n * elem, dst_device,
+                                 dst_stride, elem);
+        if (s < 0) return -s;
+        int rc = gshmemi_tcp_slot_wait(net, s, "a strided get");
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+static int tcp_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo, uint64_t *fetched)
+{
+    struct tcp_transport *t = tcp_of(tp);
+    struct tcp_net *net = t->net;
+    struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_AMO, t->heap_index);
+    f.aux = gshmemi_tcp_amo_aux(amo->op, amo->width, fetched != NULL);
+    f.offset = amo->offset;
+    f.arg0 = amo->operand;
+    f.arg1 = amo->compare;
+    struct tcp_conn *c = tcp_conn(net, pe);
+    if (!fetched) {
+        int rc = gshmemi_tcp_send(net, c, &f, NULL);
+        if (rc == 0) atomic_store(&c->dirty, 1);
+        return rc;
+    }
+    int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_VALUE, pe);
+    f.tag = (uint64_t)s;
+    int rc = gshmemi_tcp_send(net, c, &f, NULL);
+    if (rc == 0) rc = gshmemi_tcp_slot_wait(net, s, "an atomic");
+    if (rc == 0) *fetched = net->slots[s].value;
+    return rc;
+}
+
+static int tcp_fence(struct gshmemi_transport *tp, int pe)
+{
+    (void)tp, (void)pe; /* one connection per peer, applied in order: already ordered */
+    return 0;
+}
+
+static int tcp_quiet(struct gshmemi_transport *tp)
+{
+    struct tcp_net *net = tcp_of(tp)->net;
+    int *slots = malloc(sizeof(int) * (size_t)net->n_pes), n = 0, rc = 0;
+    if (!slots) return GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; pe < net->n_pes && rc == 0; pe++) {
+        struct tcp_conn *c = tcp_conn(net, pe);
+        if (c->fd < 0 || !atomic_exchange(&c->dirty, 0)) continue;
+        struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_QUIET, 0);
+        int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_ACK, pe);
+        f.tag = (uint64_t)s;
+        rc = gshmemi_tcp_send(net, c, &f, NULL);
+        if (rc == 0) slots[n++] = s;
+    }
+    for (int i = 0; i < n; i++) {
+        int wrc = gshmemi_tcp_slot_wait(net, slots[i], "quiet");
+        if (rc == 0) rc = wrc;
+    }
+    free(slots);
+    return rc;
+}
+
+static void *tcp_ptr(struct gshmemi_transport *tp, int pe, size_t offset)
+{
+    (void)tp, (void)pe, (void)offset;
+    return NULL;
+}
+
+void gshmemi_tcp_destroy(struct gshmemi_transport *tp);
+
+const struct gshmemi_transport_ops gshmemi_tcp_ops = {
+    .size = sizeof(struct gshmemi_transport_ops),
+    .name = "tcp",
+    .put = tcp_put,
+    .get = tcp_get,
+    .put_nbi = tcp_put,
+    .get_nbi = tcp_get,
+    .iput = tcp_iput,
+    .iget = tcp_iget,
+    .amo = tcp_amo,
+    .put_signal = tcp_put_signal,
+    .fence = tcp_fence,
+    .quiet = tcp_quiet,
+    .ptr = tcp_ptr,
+    .destroy = gshmemi_tcp_destroy,
+};
