@@ -51,9 +51,9 @@
     X(DISABLE_P2P, BOOL, disable_p2p, "0", "0|1",                                                   \
       "Reach node-local PEs through the remote transport too (tests the remote path on one machine)") \
     X(REMOTE_TRANSPORT, ENUM, remote_transport, "auto", "auto|tcp|ibv",                             \
-      "Transport for PEs on other nodes (auto: ibv where usable, else tcp)")                         \
+      "Transport for PEs on other nodes (auto: tcp in this version; ibv: refused until the ibv transport exists)") \
     X(TCP_IFNAME, STRING, tcp_ifname, "", "interface name",                                          \
-      "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: the bootstrap's, else the first up non-loopback one)")
+      "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: every up interface, loopback last, at most 4)")
 
 enum gshmemi_env_heap { GSHMEMI_HEAP_AUTO, GSHMEMI_HEAP_DEVICE, GSHMEMI_HEAP_HOST };
 enum gshmemi_env_remote { GSHMEMI_REMOTE_AUTO, GSHMEMI_REMOTE_TCP, GSHMEMI_REMOTE_IBV };

@@ -1,6 +1,7 @@
 /* The proxy thread: drains the request ring in order and calls the peers' transports. */
 #include "core/proxy.h"
 
+#include "core/cpulist.h"
 #include "core/log.h"
 #include "core/state.h"
 
@@ -8,6 +9,8 @@
 #include <gshmem/types.h>
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,11 +22,17 @@
 /* 4096 slots of 64 bytes: 256 KiB of requests, enough for every thread of a few
  * blocks to have a request in flight while the proxy works through a batch. */
 #define PROXY_SLOTS 4096u
-/* After the last request the thread polls for this long, then sleeps, doubling the
- * sleep from PROXY_SLEEP_MIN_NS up to PROXY_SLEEP_MAX_NS while nothing arrives. */
-#define PROXY_SPIN_NS 100000u
+/* After the last request the thread polls for PROXY_SPIN_NS (a kernel's requests come
+ * in bursts), then sleeps, doubling the sleep from PROXY_SLEEP_MIN_NS up to
+ * PROXY_SLEEP_MAX_NS while nothing arrives: an idle PE then costs a few percent of a
+ * core (one short wake-up per PROXY_SLEEP_MAX_NS), and the first request after a long
+ * quiet spell waits for at most that much more (put_quiet_idle in
+ * gshmem-perf-gpu-latency measures it). */
+#define PROXY_SPIN_NS 1000000u
 #define PROXY_SLEEP_MIN_NS 1000u
-#define PROXY_SLEEP_MAX_NS 1000000u
+#define PROXY_SLEEP_MAX_NS 128000u
+/* An in-place exchange moves through host memory this much at a time. */
+#define PROXY_XCHG_BYTES (1u << 20)
 
 struct gshmemi_proxy {
     struct gshmemi_state *st;
@@ -34,6 +43,9 @@ struct gshmemi_proxy {
     void *dev_mem;                   /* counters */
     struct gshmemi_transport *quiet_list[GSHMEMI_MAX_TRANSPORTS]; /* transports of PROXY peers */
     int quiet_count;
+    unsigned char bounce[GSHMEMI_PROXY_MAX_SPAN * GSHMEMI_PROXY_DATA_BYTES]; /* DATA requests' bytes */
+    unsigned char *xbuf;                                                   /* EXCHANGE staging, PROXY_XCHG_BYTES */
+    void *stream; /* cudaStream_t, non-blocking: the legacy stream would wait for the kernels we serve */
     pthread_t thread;
     int started;
     int stop;        /* atomic */
@@ -50,7 +62,7 @@ _Static_assert(sizeof(struct gshmemi_proxy_req) == GSHMEMI_PROXY_SLOT_BYTES, "on
 static const char *proxy_op_name(unsigned op)
 {
     static const char *const names[GSHMEMI_PROXY_OP_COUNT] = {
-        "nop", "put", "get", "p", "g", "iput", "iget", "atomic", "put_signal", "signal", "quiet"};
+        "nop", "put", "get", "p", "g", "iput", "iget", "atomic", "put_signal", "signal", "quiet", "exchange", "data"};
     return op < GSHMEMI_PROXY_OP_COUNT ? names[op] : "unknown request";
 }
 
@@ -71,6 +83,47 @@ static int proxy_quiet_all(struct gshmemi_proxy *px)
     return rc;
 }
 
+#ifdef GSHMEM_HAVE_CUDA
+static int proxy_copy(struct gshmemi_proxy *px, void *dst, const void *src, size_t len)
+{
+    cudaError_t err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, (cudaStream_t)px->stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)px->stream);
+    if (err == cudaSuccess) return 0;
+    GSHMEMI_ERROR(CUDA, "proxy: copy of %zu bytes failed: %s", len, cudaGetErrorString(err));
+    return GSHMEMX_ERR_CUDA;
+}
+#else
+static int proxy_copy(struct gshmemi_proxy *px, void *dst, const void *src, size_t len)
+{
+    (void)px;
+    memcpy(dst, src, len);
+    return 0;
+}
+#endif
+
+/* EXCHANGE: local[0, len) and the peer's [offset, offset + len) trade contents, a
+ * chunk at a time through host memory: get theirs, put ours, store theirs. Nobody
+ * else touches either range meanwhile (the in-place alltoall's barriers see to it). */
+static int proxy_exchange(struct gshmemi_proxy *px, struct gshmemi_transport *tp, const struct gshmemi_proxy_req *r)
+{
+    if (!px->xbuf && !(px->xbuf = malloc(PROXY_XCHG_BYTES))) return GSHMEMX_ERR_NOMEM;
+    char *local = (char *)(uintptr_t)r->local;
+    int rc = 0;
+    for (uint64_t done = 0; rc == 0 && done < r->len; done += PROXY_XCHG_BYTES) {
+        size_t n = r->len - done < PROXY_XCHG_BYTES ? (size_t)(r->len - done) : PROXY_XCHG_BYTES;
+        rc = tp->ops->get(tp, r->pe, px->xbuf, r->offset + done, n);
+        if (rc == 0) rc = tp->ops->put(tp, r->pe, r->offset + done, local + done, n);
+        if (rc == 0) rc = proxy_copy(px, local + done, px->xbuf, n);
+    }
+    return rc;
+}
+
+/* Bytes a DATA request's slots carry: len for PUT/GET/PUT_SIGNAL, elements for IPUT/IGET. */
+static uint64_t proxy_data_bytes(const struct gshmemi_proxy_req *r)
+{
+    return (r->op == GSHMEMI_PROXY_IPUT || r->op == GSHMEMI_PROXY_IGET) ? r->len * r->width : r->len;
+}
+
 /* Carries out one request; *result gets what a fetching request returns. */
 static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req *r, uint64_t *result)
 {
@@ -81,6 +134,30 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
     struct gshmemi_transport *tp = st->transport_of_pe[r->pe];
     void *local = (void *)(uintptr_t)r->local;
     uint64_t word = r->operand;
+    int64_t span = gshmemi_proxy_req_span(r);
+    if (span < 0) return GSHMEMX_ERR_INVALID_ARG;
+    if (span > 0) { /* the bytes travel in the ring: local is the bounce buffer, packed */
+        uint64_t bytes = proxy_data_bytes(r);
+        int incoming = r->op == GSHMEMI_PROXY_GET || r->op == GSHMEMI_PROXY_IGET;
+        int outgoing = r->op == GSHMEMI_PROXY_PUT || r->op == GSHMEMI_PROXY_PUT_SIGNAL || r->op == GSHMEMI_PROXY_IPUT;
+        if (!(incoming || outgoing) || bytes > (uint64_t)span * GSHMEMI_PROXY_DATA_BYTES) return GSHMEMX_ERR_INVALID_ARG;
+        local = px->bounce;
+        if (outgoing) gshmemi_proxy_ring_copy_data(&px->ring, px->cons.head, local, bytes, 0);
+        int rc;
+        switch (r->op) {
+        case GSHMEMI_PROXY_PUT: return tp->ops->put(tp, r->pe, r->offset, local, r->len);
+        case GSHMEMI_PROXY_PUT_SIGNAL:
+            return tp->ops->put_signal(tp, r->pe, r->offset, local, r->len, r->extra, r->operand, r->sub);
+        case GSHMEMI_PROXY_IPUT:
+            return tp->ops->iput(tp, r->pe, r->offset, (ptrdiff_t)r->operand, local, r->width, r->width, r->len);
+        case GSHMEMI_PROXY_GET: rc = tp->ops->get(tp, r->pe, local, r->offset, r->len); break;
+        default: /* IGET */
+            rc = tp->ops->iget(tp, r->pe, local, r->width, r->offset, (ptrdiff_t)r->extra, r->width, r->len);
+            break;
+        }
+        if (rc == 0) gshmemi_proxy_ring_copy_data(&px->ring, px->cons.head, local, bytes, 1);
+        return rc;
+    }
     switch (r->op) {
     case GSHMEMI_PROXY_PUT:
         return (r->flags & GSHMEMI_PROXY_F_NBI) ? tp->ops->put_nbi(tp, r->pe, r->offset, local, r->len)
@@ -113,6 +190,7 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
                                   r->operand, 0};
         return tp->ops->amo(tp, r->pe, &amo, NULL);
     }
+    case GSHMEMI_PROXY_EXCHANGE: return proxy_exchange(px, tp, r);
     default: return GSHMEMX_ERR_INVALID_ARG;
     }
 }
@@ -126,7 +204,7 @@ static unsigned proxy_drain(struct gshmemi_proxy *px)
         uint64_t result = 0;
         int rc = proxy_serve(px, &r, &result);
         if (rc != 0) proxy_failed(px, &r, rc);
-        gshmemi_proxy_ring_complete(&px->ring, &px->cons, result);
+        gshmemi_proxy_ring_complete_span(&px->ring, &px->cons, result, (uint64_t)gshmemi_proxy_req_span(&r));
         /* Free slots as we go: producers waiting for room need not wait for the batch. */
         gshmemi_proxy_ring_release(&px->ring, &px->cons);
         n++;
@@ -180,10 +258,13 @@ static void *proxy_main(void *arg)
         if (sleep_ns > PROXY_SLEEP_MAX_NS) sleep_ns = PROXY_SLEEP_MAX_NS;
         proxy_sleep(sleep_ns);
     }
-    /* What kernels posted before finalize (nbi puts without a quiet) still goes out. */
-    proxy_drain(px);
-    int rc = proxy_quiet_all(px);
-    if (rc != 0) GSHMEMI_ERROR(TRANSPORT, "proxy: the final quiet failed: %s", gshmemx_strerror(rc));
+    /* Requests posted after finalize's quiet (a kernel still running) still go out.
+     * Nothing else to complete: finalize's quiet did that before its barrier, after
+     * which the peers may be gone. */
+    if (proxy_drain(px)) {
+        int rc = proxy_quiet_all(px);
+        if (rc != 0) GSHMEMI_ERROR(TRANSPORT, "proxy: the final quiet failed: %s", gshmemx_strerror(rc));
+    }
     return NULL;
 }
 
@@ -215,6 +296,7 @@ static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
     if (err == cudaSuccess) err = cudaHostGetDevicePointer(&dhost, px->host_mem, 0);
     if (err == cudaSuccess) err = cudaMalloc(&px->dev_mem, sizeof(struct gshmemi_proxy_counters));
     if (err == cudaSuccess) err = cudaMemset(px->dev_mem, 0, sizeof(struct gshmemi_proxy_counters));
+    if (err == cudaSuccess) err = cudaStreamCreateWithFlags((cudaStream_t *)&px->stream, cudaStreamNonBlocking);
     if (err != cudaSuccess) {
         GSHMEMI_ERROR(CUDA, "proxy: allocating the request ring (%zu bytes pinned) failed: %s", bytes,
                       cudaGetErrorString(err));
@@ -235,6 +317,7 @@ static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
 
 static void proxy_free(struct gshmemi_proxy *px)
 {
+    if (px->stream) cudaStreamDestroy((cudaStream_t)px->stream);
     if (px->host_mem) cudaFreeHost(px->host_mem);
     if (px->dev_mem) cudaFree(px->dev_mem);
 }
@@ -250,6 +333,72 @@ static void proxy_free(struct gshmemi_proxy *px)
 }
 #endif
 
+/* The CPUs this process may use that sit near its GPU (sysfs local_cpulist of the GPU's
+ * PCI function, which is what hwloc reads too). 0 with a non-empty set; else -1 and
+ * why, and the proxy thread keeps the process's binding. */
+static int proxy_cpus_near_gpu(int device, cpu_set_t *near, char *why, size_t len)
+{
+#ifdef GSHMEM_HAVE_CUDA
+    char bus[64], path[160], text[4096];
+    unsigned dom, b, d, f;
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof(bus), device) != cudaSuccess ||
+        sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4) {
+        (void)cudaGetLastError();
+        snprintf(why, len, "the GPU's PCI address is unknown");
+        return -1;
+    }
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/local_cpulist", dom, b, d, f);
+    FILE *fp = fopen(path, "r");
+    size_t n = fp ? fread(text, 1, sizeof(text) - 1, fp) : 0;
+    if (fp) fclose(fp);
+    text[n] = '\0';
+    cpu_set_t local, allowed;
+    if (n == 0 || gshmemi_cpulist_parse(text, &local) != 0) {
+        snprintf(why, len, "%s is missing or unreadable", path);
+        return -1;
+    }
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+        snprintf(why, len, "sched_getaffinity failed");
+        return -1;
+    }
+    CPU_AND(near, &local, &allowed);
+    if (CPU_COUNT(near) == 0) {
+        snprintf(why, len, "none of this process's CPUs is near the GPU (%s)", path);
+        return -1;
+    }
+    return 0;
+#else
+    (void)device, (void)near;
+    snprintf(why, len, "no CUDA");
+    return -1;
+#endif
+}
+
+/* Starts the thread bound to the process's CPUs near the GPU when there are some. */
+static int proxy_start(struct gshmemi_proxy *px)
+{
+    pthread_attr_t attr;
+    cpu_set_t near;
+    char why[256], cpus[256];
+    if (pthread_attr_init(&attr) != 0) return GSHMEMX_ERR_INTERNAL;
+    int bound = proxy_cpus_near_gpu(px->st->device, &near, why, sizeof(why)) == 0 &&
+                pthread_attr_setaffinity_np(&attr, sizeof(near), &near) == 0;
+    int rc = pthread_create(&px->thread, &attr, proxy_main, px) != 0 ? GSHMEMX_ERR_INTERNAL : 0;
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        GSHMEMI_ERROR(INIT, "proxy: cannot start the proxy thread");
+        return rc;
+    }
+    if (bound) {
+        gshmemi_cpulist_format(&near, cpus, sizeof(cpus));
+        GSHMEMI_INFO(TRANSPORT, "proxy thread bound to CPUs %s (this process's CPUs near GPU %d)", cpus,
+                     px->st->device);
+    } else {
+        GSHMEMI_INFO(TRANSPORT, "proxy thread keeps the process's CPU binding: %s", why);
+    }
+    return 0;
+}
+
 int gshmemi_proxy_init(struct gshmemi_state *st)
 {
     st->proxy = NULL;
@@ -263,17 +412,12 @@ int gshmemi_proxy_init(struct gshmemi_state *st)
         return 0;
     }
     int rc = proxy_alloc(st, px);
-    if (rc == 0 && pthread_create(&px->thread, NULL, proxy_main, px) != 0) {
-        GSHMEMI_ERROR(INIT, "proxy: cannot start the proxy thread");
-        rc = GSHMEMX_ERR_INTERNAL;
-    }
+    if (rc == 0) rc = proxy_start(px);
     if (rc != 0) {
         proxy_free(px);
         free(px);
         return rc;
     }
-    /* TODO: bind near the GPU with hwloc; until then the thread inherits the process's
-     * binding, which gshmemrun sets near the PE's GPU. */
     px->started = 1;
     st->proxy = px;
     GSHMEMI_INFO(TRANSPORT, "proxy thread started: %d PE%s reached through it, %u ring slots", peers,
@@ -291,6 +435,7 @@ void gshmemi_proxy_fini(struct gshmemi_state *st)
     }
     GSHMEMI_INFO(TRANSPORT, "proxy served %llu requests", (unsigned long long)gshmemi_proxy_served(px));
     proxy_free(px);
+    free(px->xbuf);
     free(px);
     st->proxy = NULL;
 }
@@ -301,7 +446,11 @@ int gshmemi_proxy_quiet(struct gshmemi_proxy *px)
     if (!px) return 0;
     uint64_t posted = 0;
     cudaError_t err = cudaSetDevice(px->st->device);
-    if (err == cudaSuccess) err = cudaMemcpy(&posted, &px->dring.counters->next, sizeof(posted), cudaMemcpyDeviceToHost);
+    /* On the proxy's non-blocking stream: the legacy stream would wait for running kernels. */
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(&posted, &px->dring.counters->next, sizeof(posted), cudaMemcpyDeviceToHost,
+                              (cudaStream_t)px->stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)px->stream);
     if (err != cudaSuccess) {
         GSHMEMI_ERROR(CUDA, "proxy: reading the request count failed: %s", cudaGetErrorString(err));
         return GSHMEMX_ERR_CUDA;

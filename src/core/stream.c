@@ -9,6 +9,8 @@
 #include <gshmem.h>
 
 #ifdef GSHMEM_HAVE_CUDA
+#include "core/proxy.h"
+#include "device/stream_coll.h"
 #include "device/stream_kernels.h"
 
 struct gshmemi_state *gshmemi_stream_state(const char *fn)
@@ -23,16 +25,26 @@ struct gshmemi_state *gshmemi_stream_state(const char *fn)
 }
 
 /* pe's copy of the heap byte at offset, as mapped in this PE's GPU address space. */
+/* pe's heap at offset as this GPU maps it, or NULL for a PROXY peer (the proxy then
+ * carries the call: stream_proxy). */
 static char *stream_peer_addr(struct gshmemi_state *st, const char *fn, int pe, size_t offset)
 {
     struct gshmemi_transport *tp = gshmemi_api_peer(st, fn, pe);
     char *addr = tp->ops->ptr(tp, pe, offset);
-    if (!addr) {
-        GSHMEMI_ERROR(RMA, "%s: PE %d cannot reach PE %d through a GPU mapping (another node); stream-ordered "
-                           "calls reach node-local PEs only", fn, st->my_pe, pe);
-        gshmemi_fatal(st, GSHMEMX_ERR_NOT_SUPPORTED);
+    if (!addr && !st->proxy) { /* cannot happen: the proxy starts whenever a peer is not mapped */
+        GSHMEMI_ERROR(RMA, "%s: PE %d cannot reach PE %d through a GPU mapping and has no proxy", fn, st->my_pe, pe);
+        gshmemi_fatal(st, GSHMEMX_ERR_INTERNAL);
     }
     return addr;
+}
+
+static void stream_check(struct gshmemi_state *st, const char *fn, int err, int pe);
+
+/* A one-thread kernel posts the call to the proxy's ring, in stream order. */
+static void stream_proxy(struct gshmemi_state *st, const char *fn, struct gshmemi_stream_proxy_args args,
+                         struct CUstream_st *stream)
+{
+    stream_check(st, fn, gshmemi_stream_proxy(st->device, &args, stream), args.pe);
 }
 
 static void stream_check(struct gshmemi_state *st, const char *fn, int err, int pe)
@@ -63,6 +75,14 @@ void gshmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int
     if (nelems == 0) return;
     size_t off = gshmemi_api_offset(st, __func__, "dest", dest, nelems, pe);
     char *to = stream_peer_addr(st, __func__, pe, off);
+    if (!to) {
+        stream_proxy(st, __func__,
+                     (struct gshmemi_stream_proxy_args){.kind = GSHMEMI_STREAM_PROXY_PUT, .pe = pe,
+                                                        .dest = (uintptr_t)dest, .source = (uintptr_t)source,
+                                                        .nelems = nelems},
+                     stream);
+        return;
+    }
     stream_check(st, __func__, gshmemi_stream_copy(st->device, to, source, nelems, stream), pe);
 }
 
@@ -73,6 +93,14 @@ void gshmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int
     if (nelems == 0) return;
     size_t off = gshmemi_api_offset(st, __func__, "source", source, nelems, pe);
     const char *from = stream_peer_addr(st, __func__, pe, off);
+    if (!from) {
+        stream_proxy(st, __func__,
+                     (struct gshmemi_stream_proxy_args){.kind = GSHMEMI_STREAM_PROXY_GET, .pe = pe,
+                                                        .dest = (uintptr_t)dest, .source = (uintptr_t)source,
+                                                        .nelems = nelems},
+                     stream);
+        return;
+    }
     stream_check(st, __func__, gshmemi_stream_copy(st->device, dest, from, nelems, stream), pe);
 }
 
@@ -83,6 +111,16 @@ void gshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nele
     stream_check_sig_op(st, __func__, sig_op, pe);
     size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
     char *sig = stream_peer_addr(st, __func__, pe, sig_off);
+    if (!sig) {
+        if (nelems) gshmemi_api_offset(st, __func__, "dest", dest, nelems, pe);
+        stream_proxy(st, __func__,
+                     (struct gshmemi_stream_proxy_args){.kind = GSHMEMI_STREAM_PROXY_PUT_SIGNAL, .pe = pe,
+                                                        .dest = (uintptr_t)dest, .source = (uintptr_t)source,
+                                                        .nelems = nelems, .sig_addr = (uintptr_t)sig_addr,
+                                                        .signal = signal, .sig_op = sig_op},
+                     stream);
+        return;
+    }
     if (nelems) {
         size_t off = gshmemi_api_offset(st, __func__, "dest", dest, nelems, pe);
         char *to = stream_peer_addr(st, __func__, pe, off);
@@ -98,6 +136,14 @@ void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op
     stream_check_sig_op(st, __func__, sig_op, pe);
     size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
     char *sig = stream_peer_addr(st, __func__, pe, sig_off);
+    if (!sig) {
+        stream_proxy(st, __func__,
+                     (struct gshmemi_stream_proxy_args){.kind = GSHMEMI_STREAM_PROXY_SIGNAL, .pe = pe,
+                                                        .sig_addr = (uintptr_t)sig_addr, .signal = signal,
+                                                        .sig_op = sig_op},
+                     stream);
+        return;
+    }
     stream_check(st, __func__, gshmemi_stream_signal(st->device, (uint64_t *)sig, signal, sig_op, stream), pe);
 }
 
@@ -121,6 +167,12 @@ void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t c
 void gshmemx_quiet_on_stream(struct CUstream_st *stream)
 {
     struct gshmemi_state *st = gshmemi_stream_state(__func__);
+    if (st->proxy) { /* the fence, and a QUIET through the ring */
+        stream_proxy(st, __func__,
+                     (struct gshmemi_stream_proxy_args){.kind = GSHMEMI_STREAM_PROXY_QUIET, .pe = st->my_pe},
+                     stream);
+        return;
+    }
     stream_check(st, __func__, gshmemi_stream_quiet(st->device, stream), st->my_pe);
 }
 
@@ -128,6 +180,14 @@ void gshmemx_quiet_on_stream(struct CUstream_st *stream)
 static void stream_barrier(const char *fn, int complete, struct CUstream_st *stream)
 {
     struct gshmemi_state *st = gshmemi_stream_state(fn);
+    if (st->proxy) { /* some PE is a PROXY peer: the world team's barrier, which reaches it through the ring */
+        struct gshmemi_stream_coll_args a = {.timeout_ns = gshmemi_stream_timeout_ns(st),
+                                             .kind = complete ? GSHMEMI_STREAM_COLL_BARRIER : GSHMEMI_STREAM_COLL_SYNC,
+                                             .team = GSHMEM_TEAM_WORLD, .team_size = st->n_pes,
+                                             .my_index = st->my_pe, .my_pe = st->my_pe};
+        stream_check(st, fn, gshmemi_stream_coll(st->device, &a, stream), st->my_pe);
+        return;
+    }
     struct gshmemi_stream_barrier_args args = {.timeout_ns = gshmemi_stream_timeout_ns(st), .my_pe = st->my_pe,
                                                .complete = complete};
     args.mine = (uint64_t)(uintptr_t)st->heap.base;

@@ -13,19 +13,11 @@
 #ifdef GSHMEM_HAVE_CUDA
 #include "device/stream_coll.h"
 
-/* The team, every member of it mapped into our GPU; NULL (logged) when it is not a team of this PE. */
+/* The team; NULL (logged) when it is not a team of this PE. Members the GPU cannot map
+ * are reached through the proxy by the kernels (device_coll.cuh). */
 static const struct gshmemi_team *coll_team(struct gshmemi_state *st, gshmem_team_t team, const char *fn)
 {
-    const struct gshmemi_team *t = gshmemi_team_get(st, team, fn);
-    for (int i = 0; t && i < t->size; i++) {
-        int pe = gshmemi_team_world_pe(t, i);
-        if (st->dstate->peer_base[pe]) continue;
-        GSHMEMI_ERROR(SYNC, "%s: PE %d cannot reach PE %d (member %d of team %d) through a GPU mapping (another "
-                            "node); stream-ordered collectives need every member node-local", fn, st->my_pe, pe, i,
-                      (int)team);
-        gshmemi_fatal(st, GSHMEMX_ERR_NOT_SUPPORTED);
-    }
-    return t;
+    return gshmemi_team_get(st, team, fn);
 }
 
 static struct gshmemi_stream_coll_args coll_args(const struct gshmemi_state *st, const struct gshmemi_team *t,

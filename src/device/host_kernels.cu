@@ -38,3 +38,9 @@ extern "C" int gshmemi_kernel_amo(void *addr, int op, unsigned width, uint64_t o
     host_kernels_amo<<<1, 1, 0, (cudaStream_t)stream>>>(addr, op, width, operand, compare, fetched);
     return (int)cudaGetLastError();
 }
+
+extern "C" int gshmemi_kernels_preload(void)
+{
+    cudaFuncAttributes attr;
+    return (int)cudaFuncGetAttributes(&attr, host_kernels_amo);
+}

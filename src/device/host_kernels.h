@@ -15,6 +15,11 @@ extern "C" {
 int gshmemi_kernel_amo(void *addr, int op, unsigned width, uint64_t operand, uint64_t compare, uint64_t *fetched,
                        void *stream);
 
+/* Loads the kernels above now (CUDA loads modules lazily by default, and loading one
+ * while a kernel runs may wait for that kernel: a service thread applying a peer's
+ * atomic for a kernel that spins on it would deadlock). Returns a cudaError_t. */
+int gshmemi_kernels_preload(void);
+
 #ifdef __cplusplus
 }
 #endif

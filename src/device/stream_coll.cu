@@ -77,7 +77,7 @@ __device__ __forceinline__ void coll_leave(const coll_args &a, const team_view &
     /* Stores to peers on other GPUs need a system-scope fence before the barrier; on one
      * GPU the barrier's GPU-scope release is cumulative over them (the block barrier and
      * the count above order every block's stores before it). */
-    if (!gshmemi::team_on_one_gpu(t)) gshmemi::quiet();
+    if (!gshmemi::team_on_one_gpu(t) || gshmemi::team_has_proxy(t)) gshmemi::quiet();
     gshmemi::team_barrier(a.team, t, a.timeout_ns);
 }
 
@@ -119,7 +119,10 @@ __global__ void __launch_bounds__(COLL_THREADS, COLL_BLOCKS_PER_SM) reduce_kerne
     team_view t = coll_team(a);
     coll_begin(a, t, entry);
     unsigned rank = blockIdx.x * blockDim.x + threadIdx.x, size = gridDim.x * blockDim.x;
-    gshmemi::reduce_slice<T, Op>(t, (T *)a.dest, (const T *)a.source, a.nelems, rank, size);
+    if (gshmemi::team_has_proxy(t))
+        gshmemi::reduce_slice_proxy<T, Op>(t, (T *)a.dest, (const T *)a.source, a.nelems, rank, size);
+    else
+        gshmemi::reduce_slice<T, Op>(t, (T *)a.dest, (const T *)a.source, a.nelems, rank, size);
     coll_leave(a, t);
 }
 
@@ -217,7 +220,34 @@ struct coll_state_registration {
 };
 coll_state_registration coll_state_registration_instance;
 
+__global__ void proxy_rma_kernel(gshmemi_stream_proxy_args a)
+{
+    using namespace gshmemi;
+    void *dest = (void *)(uintptr_t)a.dest;
+    const void *source = (const void *)(uintptr_t)a.source;
+    switch (a.kind) {
+    case GSHMEMI_STREAM_PROXY_PUT: proxy_rma<SCOPE_THREAD>(GSHMEMI_PROXY_PUT, false, dest, source, a.nelems, a.pe); break;
+    case GSHMEMI_STREAM_PROXY_GET: proxy_rma<SCOPE_THREAD>(GSHMEMI_PROXY_GET, false, source, dest, a.nelems, a.pe); break;
+    case GSHMEMI_STREAM_PROXY_PUT_SIGNAL:
+        proxy_put_signal<SCOPE_THREAD>(dest, source, a.nelems, (const uint64_t *)(uintptr_t)a.sig_addr, a.signal,
+                                       a.sig_op, false, a.pe);
+        break;
+    case GSHMEMI_STREAM_PROXY_SIGNAL:
+        proxy_signal((const uint64_t *)(uintptr_t)a.sig_addr, a.signal, a.sig_op, a.pe);
+        break;
+    default: quiet();
+    }
+}
+
 } /* namespace */
+
+extern "C" int gshmemi_stream_proxy(int device, const struct gshmemi_stream_proxy_args *args, struct CUstream_st *stream)
+{
+    cudaError_t err = coll_bind(device);
+    if (err != cudaSuccess) return (int)err;
+    proxy_rma_kernel<<<1, 1, 0, stream>>>(*args);
+    return (int)cudaGetLastError();
+}
 
 extern "C" int gshmemi_stream_coll(int device, const struct gshmemi_stream_coll_args *args, struct CUstream_st *stream)
 {

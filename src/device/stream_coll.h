@@ -69,6 +69,27 @@ struct gshmemi_stream_coll_args {
 
 int gshmemi_stream_coll(int device, const struct gshmemi_stream_coll_args *args, struct CUstream_st *stream);
 
+/* Stream-ordered RMA to a PROXY peer (one the GPU cannot map): a one-thread kernel
+ * posts the request to the proxy's ring as the device API would. */
+enum gshmemi_stream_proxy_kind {
+    GSHMEMI_STREAM_PROXY_PUT,        /* blocking put: the source may be reused when the kernel ends */
+    GSHMEMI_STREAM_PROXY_GET,        /* dest holds the data when the kernel ends */
+    GSHMEMI_STREAM_PROXY_PUT_SIGNAL,
+    GSHMEMI_STREAM_PROXY_SIGNAL,
+    GSHMEMI_STREAM_PROXY_QUIET       /* every earlier request of this PE is complete */
+};
+struct gshmemi_stream_proxy_args {
+    uint64_t dest;   /* symmetric (put, put_signal) or local (get) address, as the caller passed it */
+    uint64_t source; /* local (put) or symmetric (get) */
+    uint64_t nelems; /* bytes */
+    uint64_t sig_addr;
+    uint64_t signal;
+    int32_t kind;    /* enum gshmemi_stream_proxy_kind */
+    int32_t sig_op;
+    int32_t pe;
+};
+int gshmemi_stream_proxy(int device, const struct gshmemi_stream_proxy_args *args, struct CUstream_st *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -763,7 +763,14 @@ int gshmemi_transport_tcp_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     t->net = net;
     t->heap = heap;
     t->heap_index = (unsigned)net->nheaps;
-    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) net->device = heap->device;
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) {
+        net->device = heap->device;
+        int rc = gshmemi_tcp_cuda_prepare(net);
+        if (rc != 0) {
+            free(t);
+            return rc;
+        }
+    }
     net->heaps[net->nheaps] = heap;
     __atomic_store_n(&net->nheaps, net->nheaps + 1, __ATOMIC_RELEASE); /* the service thread may be reading it */
     net->refs++;

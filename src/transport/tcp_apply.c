@@ -44,6 +44,16 @@ static int tcp_rx_cuda(struct tcp_net *net, struct tcp_cuda **out)
     return 0;
 }
 
+int gshmemi_tcp_cuda_prepare(struct tcp_net *net)
+{
+    struct tcp_cuda *cu;
+    int rc = tcp_rx_cuda(net, &cu);
+    pthread_mutex_lock(&net->tx_stage_lock);
+    if (rc == 0 && !net->tx_cuda) rc = gshmemi_tcp_cuda_create(net->device, (struct tcp_cuda **)&net->tx_cuda);
+    pthread_mutex_unlock(&net->tx_stage_lock);
+    return rc;
+}
+
 void gshmemi_tcp_apply_fini(struct tcp_net *net)
 {
     struct tcp_rx *rx = tcp_rx(net);

@@ -1,6 +1,7 @@
 /* tcp transport: pinned staging, copies and atomics for device heaps (CUDA builds). */
 #include "transport/tcp_impl.h"
 
+#include "core/heap.h"
 #include "core/log.h"
 
 #include <gshmem/status.h>
@@ -27,15 +28,27 @@ static int tcp_cuda_check(cudaError_t err, const char *what)
     return GSHMEMX_ERR_CUDA;
 }
 
+/* Device memory must not reach sendmsg or memcpy. The device heaps (ours, and peers'
+ * mapped into its slots) are known by range: a VMM mapping is not reliably reported by
+ * cudaPointerGetAttributes in every thread; anything else (cudaMalloc buffers the proxy
+ * passes) is asked for. */
 int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p)
 {
     if (net->device < 0 || p == NULL) return 0;
-    struct cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    uintptr_t a = (uintptr_t)p;
+    int nheaps = __atomic_load_n(&net->nheaps, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < nheaps; i++) {
+        const struct gshmemi_heap *h = net->heaps[i];
+        if (h->kind != GSHMEMI_HEAP_KIND_DEVICE) continue;
+        if (a - (uintptr_t)h->base < h->size) return 1;
+        if (h->slots && a - (uintptr_t)h->slots < h->slot_size * (size_t)h->local_nranks) return 1;
+    }
+    struct cudaPointerAttributes attr;
+    if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
-    return a.type == cudaMemoryTypeDevice;
+    return attr.type == cudaMemoryTypeDevice;
 }
 
 int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
@@ -43,6 +56,7 @@ int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
     struct tcp_cuda *cu = calloc(1, sizeof(*cu));
     if (!cu) return GSHMEMX_ERR_NOMEM;
     int rc = tcp_cuda_check(cudaSetDevice(device), "cudaSetDevice");
+    if (rc == 0) rc = tcp_cuda_check((cudaError_t)gshmemi_kernels_preload(), "loading the atomic kernel");
     if (rc == 0) rc = tcp_cuda_check(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking), "stream creation");
     for (int i = 0; i < 2 && rc == 0; i++) {
         rc = tcp_cuda_check(cudaHostAlloc(&cu->stage[i], GSHMEMI_TCP_CHUNK, cudaHostAllocDefault), "pinned staging");
@@ -80,8 +94,9 @@ void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i)
 int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device)
 {
     void *stage = gshmemi_tcp_cuda_stage(cu, i);
-    cudaError_t err = to_device ? cudaMemcpyAsync(device_addr, stage, len, cudaMemcpyHostToDevice, cu->stream)
-                                : cudaMemcpyAsync(stage, device_addr, len, cudaMemcpyDeviceToHost, cu->stream);
+    /* Default: the proxy's sources may be any memory the GPU addresses. */
+    cudaError_t err = to_device ? cudaMemcpyAsync(device_addr, stage, len, cudaMemcpyDefault, cu->stream)
+                                : cudaMemcpyAsync(stage, device_addr, len, cudaMemcpyDefault, cu->stream);
     if (err == cudaSuccess) err = cudaEventRecord(cu->ev[i], cu->stream);
     cu->pending[i] = err == cudaSuccess;
     return tcp_cuda_check(err, to_device ? "copy into the device heap" : "copy out of device memory");

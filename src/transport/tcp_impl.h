@@ -130,6 +130,10 @@ void gshmemi_tcp_apply_fini(struct tcp_net *net);
 
 /* tcp_cuda.c (CUDA builds; stubs otherwise). */
 int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p);
+/* Creates the service thread's and the initiators' CUDA staging now, at registration of
+ * a device heap: later (lazily) it could run while a kernel waits on it (module loading,
+ * pinned allocations). */
+int gshmemi_tcp_cuda_prepare(struct tcp_net *net);
 /* Staging: a pinned buffer pair with events for pipelined copies. */
 struct tcp_cuda;
 int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out);

@@ -11,6 +11,9 @@
  *     the content, alignment honoured, blocks reachable on every PE. */
 #include "gpu_check.cuh"
 
+#include <string.h>
+#include <strings.h>
+
 #include <vector>
 
 static int me, npes, right_pe, left_pe;
@@ -398,6 +401,13 @@ static void test_host_wait(void)
 
 /* ---- 5. gshmem_ptr ---------------------------------------------------------------------------- */
 
+/* Node-local peers are mapped unless GSHMEM_DISABLE_P2P sends them through the proxy. */
+static bool peers_mapped(void)
+{
+    const char *v = getenv("GSHMEM_DISABLE_P2P");
+    return !(v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0));
+}
+
 __global__ void ptr_kernel(char *buf, char *peer_host_view, const char *foreign, gpu_log *log)
 {
     int n = gshmem_n_pes(), my = gshmem_my_pe(), right = (my + 1) % n;
@@ -420,15 +430,22 @@ static void test_ptr(void)
     char *foreign;
     GPU_CHECK_CUDA(cudaMalloc(&foreign, 64));
     char *r = (char *)gshmem_ptr(buf, right_pe);
-    GPU_CHECK(r != NULL, "host gshmem_ptr(buf, right PE %d) is NULL: a node-local peer must be mapped", right_pe);
+    bool mapped = peers_mapped();
+    if (mapped)
+        GPU_CHECK(r != NULL, "host gshmem_ptr(buf, right PE %d) is NULL: a node-local peer must be mapped", right_pe);
+    else
+        GPU_CHECK(r == NULL, "host gshmem_ptr(buf, right PE %d) is %p with GSHMEM_DISABLE_P2P=1: expected NULL",
+                  right_pe, (void *)r);
     GPU_CHECK(gshmem_ptr(buf, me) == buf, "host gshmem_ptr(buf, me) = %p, expected buf = %p", gshmem_ptr(buf, me),
               (void *)buf);
     GPU_CHECK(gshmem_ptr(foreign, me) == NULL, "host gshmem_ptr of a cudaMalloc pointer is %p, expected NULL",
               gshmem_ptr(foreign, me));
     cudaPointerAttributes attr;
-    GPU_CHECK_CUDA(cudaPointerGetAttributes(&attr, r));
-    GPU_CHECK(attr.type == cudaMemoryTypeDevice, "gshmem_ptr(buf, right) is not a device address (type %d)",
-              (int)attr.type);
+    if (mapped) {
+        GPU_CHECK_CUDA(cudaPointerGetAttributes(&attr, r));
+        GPU_CHECK(attr.type == cudaMemoryTypeDevice, "gshmem_ptr(buf, right) is not a device address (type %d)",
+                  (int)attr.type);
+    }
     gpu_log *log = gpu_log_new();
     gshmem_barrier_all();
     ptr_kernel<<<1, 128>>>(buf, r, foreign, log);
@@ -437,8 +454,9 @@ static void test_ptr(void)
                   __FILE__);
     gshmem_barrier_all();
     std::vector<uint8_t> expect(4096 + 64, GPU_POISON);
-    for (int j = 0; j < 4096; j++) expect[j] = gpu_pat8(left_pe, j, 77);
-    check_region("stores through gshmem_ptr from the left PE's kernel", buf, expect);
+    for (int j = 0; mapped && j < 4096; j++) expect[j] = gpu_pat8(left_pe, j, 77);
+    check_region(mapped ? "stores through gshmem_ptr from the left PE's kernel" : "untouched (no mapping to store through)",
+                 buf, expect);
     GPU_CHECK_CUDA(cudaFree(log));
     GPU_CHECK_CUDA(cudaFree(foreign));
     gshmem_free(buf);
@@ -508,7 +526,8 @@ static void test_alloc(void)
         GPU_CHECK(p != NULL, "gshmem_align(%zu, %zu) failed", aligns[k], 100 + k);
         GPU_CHECK((uintptr_t)p % aligns[k] == 0, "gshmem_align(%zu) returned %p", aligns[k], (void *)p);
         for (int pe = 0; pe < npes; pe++)
-            GPU_CHECK(gshmem_ptr(p, pe) != NULL, "gshmem_align(%zu) block not reachable on PE %d", aligns[k], pe);
+            GPU_CHECK((gshmem_ptr(p, pe) != NULL) == (pe == me || peers_mapped()),
+                      "gshmem_align(%zu) block: gshmem_ptr on PE %d is %p", aligns[k], pe, gshmem_ptr(p, pe));
         fill_kernel<<<1, 128>>>(p, 100 + k, 9);
         GPU_CHECK_KERNEL();
         check_pattern("kernel writes into a gshmem_align block", p, 100 + k, me, 9);

@@ -4,7 +4,12 @@
  * through the members' mapped heaps and synchronizes with a dissemination barrier
  * over the team's words in the device heap's reserved area. The work functions take
  * (rank, size) of the threads sharing the work, so the cooperative forms and
- * libgshmem's multi-block on-stream kernels run the same code. */
+ * libgshmem's multi-block on-stream kernels run the same code.
+ *
+ * Members the GPU cannot map (PROXY peers: another node, GSHMEM_DISABLE_P2P) are
+ * reached through the proxy instead: a part's first thread posts the put, exchange or
+ * get for the whole part, and the barriers' quiet completes them. Teams with such a
+ * member reduce by chunks fetched into the threads' own memory. */
 #ifndef GSHMEM_IMPL_DEVICE_COLL_CUH
 #define GSHMEM_IMPL_DEVICE_COLL_CUH
 
@@ -35,6 +40,39 @@ __device__ __forceinline__ bool team_on_one_gpu(const team_view &t)
     for (int i = 0; i < t.size; i++)
         if (!same_gpu(t.pe(i))) return false;
     return true;
+}
+
+/* Some member is reached through the proxy (its heap is not mapped here). */
+__device__ __forceinline__ bool team_has_proxy(const team_view &t)
+{
+    for (int i = 0; i < t.size; i++)
+        if (peer_base(t.pe(i)) == 0) return true;
+    return false;
+}
+
+/* Thread 0's value for the whole group. */
+template <int S> __device__ __forceinline__ uint64_t scope_broadcast(uint64_t v)
+{
+    if (S == SCOPE_WARP) return __shfl_sync(0xffffffffu, v, 0);
+    if (S == SCOPE_BLOCK) {
+        __shared__ uint64_t slot;
+        if (block_rank() == 0) slot = v;
+        __syncthreads();
+        v = slot;
+        __syncthreads();
+    }
+    return v;
+}
+
+/* n bytes from local src to dest (a symmetric address) on pe, by (rank, size): loads
+ * and stores through the mapping, or one non-blocking proxy put by rank 0. */
+__device__ __forceinline__ void copy_to(int pe, char *dest, const char *src, size_t n, unsigned rank, unsigned size)
+{
+    if (peer_base(pe) == 0) {
+        if (rank == 0) proxy_rma<SCOPE_THREAD>(GSHMEMI_PROXY_PUT, true, dest, src, n, pe);
+        return;
+    }
+    copy(peer(dest, pe), src, n, rank, size);
 }
 
 __device__ __noinline__ inline void report_bad_team(const char *fn, int team)
@@ -149,7 +187,7 @@ __device__ __forceinline__ void alltoall_push(const team_view &t, char *dest, co
     parts p = split_parts(t.size, rank, size);
     for (unsigned k = p.first; k < (unsigned)t.size; k += p.step) {
         int j = push_target(t, k);
-        copy(peer(dest + (size_t)t.me * nbytes, t.pe(j)), source + (size_t)j * nbytes, nbytes, p.rank, p.size);
+        copy_to(t.pe(j), dest + (size_t)t.me * nbytes, source + (size_t)j * nbytes, nbytes, p.rank, p.size);
     }
 }
 
@@ -159,7 +197,7 @@ __device__ __forceinline__ void push_all(const team_view &t, char *dest, const c
 {
     parts p = split_parts(t.size, rank, size);
     for (unsigned k = p.first; k < (unsigned)t.size; k += p.step)
-        copy(peer(dest, t.pe(push_target(t, k))), source, nbytes, p.rank, p.size);
+        copy_to(t.pe(push_target(t, k)), dest, source, nbytes, p.rank, p.size);
 }
 
 template <typename W> __device__ __forceinline__ void swap_words(W *a, W *b, size_t words, unsigned rank, unsigned size)
@@ -210,8 +248,12 @@ __device__ __forceinline__ void alltoall_swap(const team_view &t, char *dest, si
             if (t.me < j) hi = half;
             else lo = half;
         }
-        swap(dest + (size_t)j * nbytes + lo, peer(dest + (size_t)t.me * nbytes + lo, t.pe(j)), hi - lo, p.rank,
-             p.size);
+        char *mine = dest + (size_t)j * nbytes + lo, *theirs = dest + (size_t)t.me * nbytes + lo;
+        if (peer_base(t.pe(j)) == 0) {
+            if (p.rank == 0) proxy_exchange(mine, theirs, hi - lo, t.pe(j));
+        } else {
+            swap(mine, peer(theirs, t.pe(j)), hi - lo, p.rank, p.size);
+        }
     }
 }
 
@@ -220,7 +262,9 @@ __device__ __forceinline__ size_t collect_offset(gshmem_team_t team, const team_
 {
     gshmemi_team_sync_words *mine = team_words(team);
     size_t offset = 0;
-    for (int k = 0; k < t.me; k++) offset += *(const volatile uint64_t *)&peer(mine, t.pe(k))->published;
+    for (int k = 0; k < t.me; k++)
+        offset += peer_base(t.pe(k)) == 0 ? proxy_g(&mine->published, sizeof(uint64_t), t.pe(k))
+                                          : *(const volatile uint64_t *)&peer(mine, t.pe(k))->published;
     return offset;
 }
 
@@ -231,8 +275,15 @@ __device__ __forceinline__ void alltoalls_push(const team_view &t, T *dest, cons
     parts p = split_parts(t.size, rank, size);
     for (unsigned k = p.first; k < (unsigned)t.size; k += p.step) {
         int j = push_target(t, k);
-        strided(peer(dest + (ptrdiff_t)((size_t)t.me * nelems) * dst, t.pe(j)), dst,
-                source + (ptrdiff_t)((size_t)j * nelems) * sst, sst, nelems, p.rank, p.size);
+        T *to = dest + (ptrdiff_t)((size_t)t.me * nelems) * dst;
+        const T *from = source + (ptrdiff_t)((size_t)j * nelems) * sst;
+        if (peer_base(t.pe(j)) == 0) {
+            if (p.rank == 0)
+                proxy_strided<SCOPE_THREAD>(GSHMEMI_PROXY_IPUT, to, dst * (ptrdiff_t)sizeof(T), from,
+                                            sst * (ptrdiff_t)sizeof(T), sizeof(T), nelems, t.pe(j));
+        } else {
+            strided(peer(to, t.pe(j)), dst, from, sst, nelems, p.rank, p.size);
+        }
     }
 }
 
@@ -297,6 +348,46 @@ __device__ __forceinline__ void reduce_slice(const team_view &t, T *dest, const 
         done = packs * (16 / sizeof(T));
     }
     reduce_units<T, Op>(t, dest + done, source + done, nreduce - done, rank, size);
+}
+
+/* Teams with PROXY members: this PE's slice in chunks of up to 256 bytes per thread,
+ * every member's part fetched into the thread's memory (through the proxy where not
+ * mapped), combined in team order, and stored to every member. */
+template <typename T>
+__device__ __forceinline__ void proxy_or_load(int pe, const T *sym, T *out, unsigned m)
+{
+    if (peer_base(pe) == 0) {
+        proxy_data_rma(GSHMEMI_PROXY_GET, sym, (char *)out, m * sizeof(T), pe, NULL);
+        return;
+    }
+    const volatile T *from = peer(sym, pe);
+    for (unsigned i = 0; i < m; i++) out[i] = from[i];
+}
+
+template <typename T, typename Op>
+__device__ __noinline__ void reduce_slice_proxy(const team_view &t, T *dest, const T *source, size_t nreduce,
+                                                unsigned rank, unsigned size)
+{
+    const unsigned CH = sizeof(T) >= 256 ? 1 : 256 / sizeof(T);
+    size_t lo = nreduce * (size_t)t.me / (size_t)t.size, hi = nreduce * (size_t)(t.me + 1) / (size_t)t.size;
+    T acc[CH], part[CH];
+    for (size_t c = lo + (size_t)rank * CH; c < hi; c += (size_t)size * CH) {
+        unsigned m = hi - c < CH ? (unsigned)(hi - c) : CH;
+        proxy_or_load(t.pe(0), source + c, acc, m);
+        for (int k = 1; k < t.size; k++) {
+            proxy_or_load(t.pe(k), source + c, part, m);
+            for (unsigned i = 0; i < m; i++) acc[i] = Op::apply(acc[i], part[i]);
+        }
+        for (int k = 0; k < t.size; k++) {
+            int pe = t.pe(k);
+            if (peer_base(pe) == 0) {
+                proxy_data_rma(GSHMEMI_PROXY_PUT, dest + c, (char *)acc, m * sizeof(T), pe, NULL);
+            } else {
+                volatile T *to = peer(dest + c, pe);
+                for (unsigned i = 0; i < m; i++) to[i] = acc[i];
+            }
+        }
+    }
 }
 
 /* ---- Collectives for a thread, a warp or a block --------------------------------------------- */
@@ -370,7 +461,11 @@ __device__ __forceinline__ int collectmem(gshmem_team_t team, void *dest, const 
     if (!team_enter<S>(team, &t, fn)) return GSHMEMX_ERR_INVALID_ARG;
     if (scope_rank<S>() == 0) *(volatile uint64_t *)&team_words(team)->published = nbytes;
     team_sync_group<S>(team, t, false, 0);
-    size_t offset = collect_offset(team, t);
+    size_t offset;
+    if (team_has_proxy(t)) /* one thread asks the proxy, the group shares the answer */
+        offset = (size_t)scope_broadcast<S>(scope_rank<S>() == 0 ? collect_offset(team, t) : 0);
+    else
+        offset = collect_offset(team, t);
     push_all(t, (char *)dest + offset, (const char *)source, nbytes, scope_rank<S>(), scope_size<S>());
     team_sync_group<S>(team, t, true, 0);
     return 0;
@@ -397,7 +492,10 @@ __device__ __forceinline__ int reduce(gshmem_team_t team, T *dest, const T *sour
     if (!team_enter<S>(team, &t, fn)) return GSHMEMX_ERR_INVALID_ARG;
     if (nreduce == 0) return 0;
     team_sync_group<S>(team, t, false, 0);
-    reduce_slice<T, Op>(t, dest, source, nreduce, scope_rank<S>(), scope_size<S>());
+    if (team_has_proxy(t))
+        reduce_slice_proxy<T, Op>(t, dest, source, nreduce, scope_rank<S>(), scope_size<S>());
+    else
+        reduce_slice<T, Op>(t, dest, source, nreduce, scope_rank<S>(), scope_size<S>());
     team_sync_group<S>(team, t, true, 0);
     return 0;
 }

@@ -21,6 +21,14 @@
  *    waiter has read the result and written ack = t + 1, so the result word cannot be
  *    overwritten by a later lap before it is read; tail never passes an unacknowledged
  *    RESULT request.
+ *  - Data slots: a request flagged DATA carries its local bytes in the ring itself: the
+ *    producer takes 1 + span tickets at once (consecutive), fills the span slots after
+ *    the header with up to GSHMEMI_PROXY_DATA_BYTES bytes each (kind DATA, flags 0),
+ *    then publishes the header; the consumer serves header and data as one request and
+ *    moves on by 1 + span. A GET flagged DATA (always RESULT) gets its bytes back in
+ *    the same slots, which the waiter reads before it acknowledges. Device threads use
+ *    this for sources and destinations the host cannot address (local and shared
+ *    memory) and for small transfers (no device-to-host copy on the proxy's side).
  */
 #ifndef GSHMEM_IMPL_PROXY_RING_H
 #define GSHMEM_IMPL_PROXY_RING_H
@@ -43,6 +51,8 @@ enum gshmemi_proxy_op {
     GSHMEMI_PROXY_PUT_SIGNAL, /* PUT, then sub (GSHMEM_SIGNAL_SET/ADD) of operand at extra (signal offset) */
     GSHMEMI_PROXY_SIGNAL,     /* sub (GSHMEM_SIGNAL_SET/ADD) of operand at offset */
     GSHMEMI_PROXY_QUIET,      /* every earlier request of this PE is complete at the target */
+    GSHMEMI_PROXY_EXCHANGE,   /* local[0, len) and offset[0, len) swap contents (in-place alltoall) */
+    GSHMEMI_PROXY_DATA,       /* not a request: a data slot of the request before it */
     GSHMEMI_PROXY_OP_COUNT
 };
 
@@ -62,8 +72,14 @@ enum gshmemi_proxy_amo {
 enum gshmemi_proxy_flags {
     GSHMEMI_PROXY_F_NBI = 1,    /* the producer does not wait; completes at QUIET */
     GSHMEMI_PROXY_F_FETCH = 2,  /* AMO: return the previous value */
-    GSHMEMI_PROXY_F_RESULT = 4  /* the waiter reads the result word and acknowledges */
+    GSHMEMI_PROXY_F_RESULT = 4, /* the waiter reads the result word and acknowledges */
+    GSHMEMI_PROXY_F_DATA = 8    /* local is not an address: the bytes are in the span slots after it
+                                   (PUT, PUT_SIGNAL, IPUT: packed source; GET, IGET: packed result) */
 };
+
+/* Bytes per data slot, and the most data slots one request may have. */
+#define GSHMEMI_PROXY_DATA_BYTES 48u
+#define GSHMEMI_PROXY_MAX_SPAN 64u
 
 /* One slot: 64 bytes, valid written last. */
 struct gshmemi_proxy_req {
@@ -78,7 +94,15 @@ struct gshmemi_proxy_req {
     uint64_t len;
     uint64_t operand;
     uint64_t extra;
-    uint64_t reserved;
+    uint64_t span; /* F_DATA: data slots after this one (1..GSHMEMI_PROXY_MAX_SPAN) */
+};
+
+/* A data slot: kind is GSHMEMI_PROXY_DATA in its low byte and zeros above, so the
+ * bytes where a request has op and flags read as a DATA slot without flags. */
+struct gshmemi_proxy_data {
+    uint64_t valid; /* its ticket + 1, for diagnostics (the header's valid publishes it) */
+    uint64_t kind;
+    uint8_t bytes[GSHMEMI_PROXY_DATA_BYTES];
 };
 
 /* Per slot, written by the proxy (seq, result) and by a RESULT waiter (ack). */
@@ -114,9 +138,9 @@ enum { GSHMEMI_PROXY_RING_OK = 0, GSHMEMI_PROXY_RING_TIMEOUT = 1 };
 #if defined(__CUDACC__)
 #define GSHMEMI_RING_FN static __device__ __forceinline__
 
-GSHMEMI_RING_FN uint64_t gshmemi_ring_take_ticket(struct gshmemi_proxy_counters *c)
+GSHMEMI_RING_FN uint64_t gshmemi_ring_take_tickets(struct gshmemi_proxy_counters *c, uint64_t n)
 {
-    return atomicAdd((unsigned long long *)&c->next, 1ull);
+    return atomicAdd((unsigned long long *)&c->next, (unsigned long long)n);
 }
 GSHMEMI_RING_FN uint64_t gshmemi_ring_load_acquire(const uint64_t *p)
 {
@@ -155,9 +179,9 @@ GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff)
 #include <time.h>
 #define GSHMEMI_RING_FN static inline
 
-GSHMEMI_RING_FN uint64_t gshmemi_ring_take_ticket(struct gshmemi_proxy_counters *c)
+GSHMEMI_RING_FN uint64_t gshmemi_ring_take_tickets(struct gshmemi_proxy_counters *c, uint64_t n)
 {
-    return __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED);
+    return __atomic_fetch_add(&c->next, n, __ATOMIC_RELAXED);
 }
 GSHMEMI_RING_FN uint64_t gshmemi_ring_load_acquire(const uint64_t *p)
 {
@@ -213,15 +237,37 @@ GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slot(const struct gshmemi_proxy_ring
     }
 }
 
-/* Posts *req (its valid field is ignored): takes a ticket, waits for the slot, writes
- * the request and publishes it. *ticket is set even on timeout (for the diagnostic). */
-GSHMEMI_RING_FN int gshmemi_proxy_ring_post(const struct gshmemi_proxy_ring *r, const struct gshmemi_proxy_req *req,
-                                            uint64_t *ticket)
+/* Takes count consecutive tickets (a request and its data slots), the first in
+ * *ticket even on timeout (for the diagnostic), and waits until all their slots are free. */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_reserve(const struct gshmemi_proxy_ring *r, uint64_t count, uint64_t *ticket)
 {
-    uint64_t t = gshmemi_ring_take_ticket(r->counters);
+    uint64_t t = gshmemi_ring_take_tickets(r->counters, count);
     *ticket = t;
-    int rc = gshmemi_proxy_ring_wait_slot(r, t);
-    if (rc != GSHMEMI_PROXY_RING_OK) return rc;
+    return gshmemi_proxy_ring_wait_slot(r, t + count - 1);
+}
+
+/* The bytes of data slot i (0-based) of the request at ticket t. */
+GSHMEMI_RING_FN uint8_t *gshmemi_proxy_ring_data_bytes(const struct gshmemi_proxy_ring *r, uint64_t t, uint64_t i)
+{
+    return ((struct gshmemi_proxy_data *)&r->slots[(t + 1 + i) & (r->nslots - 1)])->bytes;
+}
+
+/* Data slot i (0-based) of the request at ticket t, marked as a data slot (a producer
+ * marks every one before it publishes: a stale slot may look like a RESULT request). */
+GSHMEMI_RING_FN struct gshmemi_proxy_data *gshmemi_proxy_ring_data(const struct gshmemi_proxy_ring *r, uint64_t t,
+                                                                  uint64_t i)
+{
+    struct gshmemi_proxy_data *d = (struct gshmemi_proxy_data *)&r->slots[(t + 1 + i) & (r->nslots - 1)];
+    d->valid = t + 2 + i;
+    d->kind = GSHMEMI_PROXY_DATA;
+    return d;
+}
+
+/* Writes *req (its valid field is ignored) into ticket t's slot and publishes it: the
+ * release also publishes the data slots this thread filled before. */
+GSHMEMI_RING_FN void gshmemi_proxy_ring_publish(const struct gshmemi_proxy_ring *r, uint64_t t,
+                                                const struct gshmemi_proxy_req *req)
+{
     struct gshmemi_proxy_req *s = &r->slots[t & (r->nslots - 1)];
     s->op = req->op;
     s->sub = req->sub;
@@ -233,13 +279,22 @@ GSHMEMI_RING_FN int gshmemi_proxy_ring_post(const struct gshmemi_proxy_ring *r, 
     s->len = req->len;
     s->operand = req->operand;
     s->extra = req->extra;
+    s->span = req->span;
     gshmemi_ring_store_release(&s->valid, t + 1);
-    return GSHMEMI_PROXY_RING_OK;
 }
 
-/* Waits for ticket's completion. result non-NULL (the request was posted with RESULT):
- * reads the result word and releases the slot. */
-GSHMEMI_RING_FN int gshmemi_proxy_ring_wait(const struct gshmemi_proxy_ring *r, uint64_t ticket, uint64_t *result)
+/* Posts *req without data slots: takes a ticket, waits for the slot, writes the
+ * request and publishes it. *ticket is set even on timeout (for the diagnostic). */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_post(const struct gshmemi_proxy_ring *r, const struct gshmemi_proxy_req *req,
+                                            uint64_t *ticket)
+{
+    int rc = gshmemi_proxy_ring_reserve(r, 1, ticket);
+    if (rc == GSHMEMI_PROXY_RING_OK) gshmemi_proxy_ring_publish(r, *ticket, req);
+    return rc;
+}
+
+/* Waits for ticket's completion (a RESULT request keeps its slots until acknowledged). */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_done(const struct gshmemi_proxy_ring *r, uint64_t ticket)
 {
     struct gshmemi_proxy_completion *c = &r->completions[ticket & (r->nslots - 1)];
     uint64_t deadline = 0;
@@ -252,15 +307,30 @@ GSHMEMI_RING_FN int gshmemi_proxy_ring_wait(const struct gshmemi_proxy_ring *r, 
         }
         gshmemi_ring_pause(&backoff);
     }
-    if (result) {
-        *result = *(volatile uint64_t *)&c->result;
-        gshmemi_ring_store_release(&c->ack, ticket + 1);
-    }
     return GSHMEMI_PROXY_RING_OK;
+}
+
+/* A RESULT waiter is done with the result word and the data slots: the proxy may free them. */
+GSHMEMI_RING_FN void gshmemi_proxy_ring_ack(const struct gshmemi_proxy_ring *r, uint64_t ticket)
+{
+    gshmemi_ring_store_release(&r->completions[ticket & (r->nslots - 1)].ack, ticket + 1);
+}
+
+/* Waits for ticket's completion. result non-NULL (the request was posted with RESULT):
+ * reads the result word and releases the slot. */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_wait(const struct gshmemi_proxy_ring *r, uint64_t ticket, uint64_t *result)
+{
+    int rc = gshmemi_proxy_ring_wait_done(r, ticket);
+    if (rc == GSHMEMI_PROXY_RING_OK && result) {
+        *result = *(volatile uint64_t *)&r->completions[ticket & (r->nslots - 1)].result;
+        gshmemi_proxy_ring_ack(r, ticket);
+    }
+    return rc;
 }
 
 /* ---- Consumer side (the proxy thread; host C only). ------------------------------- */
 #if !defined(__CUDACC__)
+#include <string.h>
 
 struct gshmemi_proxy_consumer {
     uint64_t head;  /* next ticket to take */
@@ -277,14 +347,46 @@ static inline int gshmemi_proxy_ring_peek(const struct gshmemi_proxy_ring *r, co
     return 1;
 }
 
-/* Completes ticket head (its operation is done) and moves on. */
-static inline void gshmemi_proxy_ring_complete(const struct gshmemi_proxy_ring *r, struct gshmemi_proxy_consumer *c,
-                                               uint64_t result)
+/* Completes ticket head (its operation is done) and moves on past it and its data
+ * slots (span: the request's span when it is flagged DATA, else 0). */
+static inline void gshmemi_proxy_ring_complete_span(const struct gshmemi_proxy_ring *r,
+                                                    struct gshmemi_proxy_consumer *c, uint64_t result, uint64_t span)
 {
     struct gshmemi_proxy_completion *comp = &r->completions[c->head & (r->nslots - 1)];
     __atomic_store_n(&comp->result, result, __ATOMIC_RELAXED);
     gshmemi_ring_store_release(&comp->seq, c->head + 1);
-    c->head++;
+    c->head += 1 + span;
+}
+
+static inline void gshmemi_proxy_ring_complete(const struct gshmemi_proxy_ring *r, struct gshmemi_proxy_consumer *c,
+                                               uint64_t result)
+{
+    gshmemi_proxy_ring_complete_span(r, c, result, 0);
+}
+
+/* The span of a peeked request: its data slots, 0 unless it is flagged DATA. Refuses
+ * (returns -1 for) a span the producer could not have written. */
+static inline int64_t gshmemi_proxy_req_span(const struct gshmemi_proxy_req *req)
+{
+    if (!(req->flags & GSHMEMI_PROXY_F_DATA)) return 0;
+    if (req->span == 0 || req->span > GSHMEMI_PROXY_MAX_SPAN) return -1;
+    return (int64_t)req->span;
+}
+
+/* Copies len bytes between the data slots of the request at ticket head and buf:
+ * to_slots 0 reads them (a put's source), 1 writes them (a get's result). */
+static inline void gshmemi_proxy_ring_copy_data(const struct gshmemi_proxy_ring *r, uint64_t head, void *buf,
+                                                size_t len, int to_slots)
+{
+    char *p = (char *)buf;
+    for (uint64_t i = 0; len > 0; i++) {
+        struct gshmemi_proxy_data *d = (struct gshmemi_proxy_data *)&r->slots[(head + 1 + i) & (r->nslots - 1)];
+        size_t n = len < GSHMEMI_PROXY_DATA_BYTES ? len : GSHMEMI_PROXY_DATA_BYTES;
+        if (to_slots) memcpy(d->bytes, p, n);
+        else memcpy(p, d->bytes, n);
+        p += n;
+        len -= n;
+    }
 }
 
 /* Frees the slots of completed requests in order, stopping at a RESULT request whose
