@@ -4,7 +4,7 @@
  *
  *   put  PE 0 writes SIZE bytes into PE 1's symmetric buffer: -B blocks of -T threads,
  *        each block does gshmemx_putmem_nbi_block of its slice of a private device
- *        buffer, ITERS times in one kernel, then gshmem_quiet
+ *        buffer, ITERS times in one kernel, then one gshmem_quiet per block
  *   get  PE 0 reads SIZE bytes of PE 1's symmetric buffer into a private device buffer
  *        the same way (gshmemx_getmem_nbi_block, then gshmem_quiet)
  *
@@ -13,6 +13,15 @@
  * host); ratio = GB/s / copy GB/s. When the library has gshmemx_putmem_on_stream, the
  * put rows also give the host-initiated, stream-ordered bandwidth (ITERS calls on one
  * stream, then gshmemx_quiet_on_stream, timed with events).
+ *
+ * When PE 1's heap is not mapped on PE 0 (GSHMEM_DISABLE_P2P=1, or another node: the
+ * calls go through PE 0's proxy thread and the remote transport) there is no copy
+ * reference (copy and ratio print "-", empty in --csv) and -B defaults to 1 block: the
+ * proxy serves requests one at a time, so more blocks only cut the transfers into more,
+ * smaller requests. The proxy path moves about 1-3 GB/s, so keep the bytes small:
+ *   GSHMEM_DISABLE_P2P=1 GSHMEM_HEAP=device gshmemrun -n 2 gshmem-perf-gpu-bw -b 4096 -e 16M -x 64M -r 3
+ * moves about 660 MB (about 6000 requests) per pass over its 13 sizes and makes 4 passes
+ * per kind of row (put, the stream put, get): under 3 s per kind at 1 GB/s.
  *
  * GB/s = SIZE * ITERS / kernel time (10^9 bytes per second), the median of -r timed
  * kernels after one untimed one; ITERS = (-x bytes) / SIZE, between 1 and -i. The
@@ -44,7 +53,7 @@ struct options {
 static int g_me, g_peer;
 static unsigned char *g_sym;   /* symmetric: put destination / get source, on PE 1 */
 static unsigned char *g_local; /* private: put source / get destination, on PE 0 */
-static long long *g_slots;     /* [0]: #wrong from PE 1 */
+static long long *g_slots;     /* [0]: #wrong from PE 1, [1]: whether PE 1 is mapped */
 static unsigned long long *g_dwrong;
 
 /* Block b's slice of a transfer: [off, off + *n). Slices are multiples of 256 bytes. */
@@ -55,22 +64,30 @@ __host__ __device__ __forceinline__ size_t slice(size_t size, size_t chunk, unsi
     return off;
 }
 
+/* Once the whole block has issued its transfers, one quiet completes them: on the proxy
+ * path every quiet is a round trip through the proxy thread. */
+__device__ __forceinline__ void block_quiet(void)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) SHM(quiet)();
+}
+
 __global__ void put_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters,
                            int peer)
 {
     size_t n, off = slice(size, chunk, blockIdx.x, &n);
-    if (n)
-        for (long it = 0; it < iters; it++) SHMX(putmem_nbi_block)(dst + off, src + off, n, peer);
-    SHM(quiet)();
+    if (!n) return;
+    for (long it = 0; it < iters; it++) SHMX(putmem_nbi_block)(dst + off, src + off, n, peer);
+    block_quiet();
 }
 
 __global__ void get_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters,
                            int peer)
 {
     size_t n, off = slice(size, chunk, blockIdx.x, &n);
-    if (n)
-        for (long it = 0; it < iters; it++) SHMX(getmem_nbi_block)(dst + off, src + off, n, peer);
-    SHM(quiet)();
+    if (!n) return;
+    for (long it = 0; it < iters; it++) SHMX(getmem_nbi_block)(dst + off, src + off, n, peer);
+    block_quiet();
 }
 
 /* The reference: plain 16-byte loads and stores, the same slices. */
@@ -96,7 +113,7 @@ struct launch {
     int blocks, threads;
     size_t size, chunk;
     long iters;
-    unsigned char *peer_sym; /* PE 1's buffer through the mapping */
+    unsigned char *peer_sym; /* PE 1's buffer through the mapping; NULL on the proxy path */
     cudaStream_t stream;
 };
 
@@ -172,6 +189,18 @@ static double measure(enum kind k, const struct launch *l, int reps, uint64_t sa
     return ms > 0 ? (double)l->size * (double)l->iters / (ms * 1e-3) / 1e9 : 0;
 }
 
+/* PE 0's answer (whether PE 1's heap is mapped), on both PEs: both skip the copy
+ * reference together. Collective. */
+static int share_mapped(int mapped)
+{
+    barrier();
+    if (g_me == 0) perf_send_ll(&g_slots[1], mapped, 1);
+    barrier();
+    if (g_me == 1) mapped = (int)perf_read_ll(&g_slots[1]);
+    barrier();
+    return mapped;
+}
+
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 static void usage(const char *prog)
@@ -180,7 +209,8 @@ static void usage(const char *prog)
             "usage: gshmemrun -n 2 %s [options]\n"
             "  -b SIZE   smallest size, a multiple of 256 (default 4K)\n"
             "  -e SIZE   largest size (default 1G; the symmetric heap must hold it)\n"
-            "  -B N      blocks (default: SMs visible to this process x resident blocks per SM)\n"
+            "  -B N      blocks (default: SMs visible to this process x resident blocks per SM;\n"
+            "            1 when PE 1's heap is not mapped: the proxy path)\n"
             "  -T N      threads per block (default 1024)\n"
             "  -i N      most transfers per kernel (default 1000)\n"
             "  -x BYTES  bytes per kernel: ITERS = BYTES / SIZE, at least 1 (default 2G)\n"
@@ -238,11 +268,8 @@ int main(int argc, char **argv)
     struct launch l;
     memset(&l, 0, sizeof l);
     l.threads = o.threads;
-    l.peer_sym = (unsigned char *)SHM(ptr)(g_sym, 1);
-    if (g_me == 0 && !l.peer_sym) {
-        fprintf(stderr, "%s-perf-gpu-bw: PE 1's heap is not mapped on PE 0 (ptr returned NULL)\n", PERF_LIB);
-        SHM(global_exit)(1);
-    }
+    l.peer_sym = g_me == 0 ? (unsigned char *)SHM(ptr)(g_sym, 1) : NULL;
+    int mapped = share_mapped(l.peer_sym != NULL);
     CHECK_CUDA(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
     int dev = 0, sms = 0, per_sm = 0;
     CHECK_CUDA(cudaGetDevice(&dev));
@@ -256,20 +283,25 @@ int main(int argc, char **argv)
         per_sm = per_sm < d ? per_sm : d;
         if (per_sm < 1) per_sm = 1;
     }
-    l.blocks = o.blocks ? o.blocks : sms * per_sm;
+    l.blocks = o.blocks ? o.blocks : mapped ? sms * per_sm : 1;
 
     if (g_me == 0) {
         cudaDeviceProp prop;
         CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
         if (o.csv) {
             printf("op,size_bytes,blocks,threads,iters,us_per_transfer,GBps,copy_GBps,ratio,stream_GBps,wrong\n");
+            if (!mapped) printf("# peer not mapped (proxy path): no copy reference\n");
         } else {
             printf("# %s-perf-gpu-bw: PE 0 -> PE 1 (put) and PE 0 <- PE 1 (get), heap %s, GPU %d %s\n", PERF_LIB,
                    perf_heap_kind(), dev, prop.name);
-            printf("# %d blocks x %d threads (%d SMs x %d per SM); %s; GB/s = 10^9 bytes/s, median of %d kernels\n",
-                   l.blocks, l.threads, sms, per_sm,
-                   "put/get: <op>mem_nbi_block per block, then quiet", o.reps);
-            printf("# copy: plain 16-byte copy kernel through the same peer mapping, same grid; ratio = GB/s / copy\n");
+            printf("# %d blocks x %d threads (%d SMs, %d resident per SM); %s; GB/s = 10^9 bytes/s, "
+                   "median of %d kernels\n",
+                   l.blocks, l.threads, sms, per_sm, "put/get: <op>mem_nbi_block per block, then quiet", o.reps);
+            if (mapped)
+                printf("# copy: plain 16-byte copy kernel through the same peer mapping, same grid; "
+                       "ratio = GB/s / copy\n");
+            else
+                printf("# peer not mapped (proxy path): no copy reference\n");
 #ifdef PERF_HAVE_PUTMEM_ON_STREAM
             printf("# stream: host putmem_on_stream, ITERS calls on one stream (put rows only)\n");
             printf("%-4s %11s %6s %10s %9s %10s %6s %11s %7s\n", "op", "size(B)", "iters", "us/xfer", "GB/s",
@@ -301,26 +333,30 @@ int main(int argc, char **argv)
             if (is_get && g_me == 1) perf_fill(g_sym, size, salt);
             long wrong = 0;
             double gbps = measure(is_get ? K_GET : K_PUT, &l, o.reps, salt, &wrong);
-            double copy = measure(is_get ? K_COPY_GET : K_COPY_PUT, &l, o.reps, salt, &wrong);
+            double copy = mapped ? measure(is_get ? K_COPY_GET : K_COPY_PUT, &l, o.reps, salt, &wrong) : -1;
             double stream = -1;
 #ifdef PERF_HAVE_PUTMEM_ON_STREAM
             if (!is_get) stream = measure(K_STREAM, &l, o.reps, salt, &wrong);
 #endif
             if (g_me == 0) {
                 double us = gbps > 0 ? (double)size / (gbps * 1e3) : 0;
-                double ratio = copy > 0 ? gbps / copy : 0;
-                char sbuf[32] = "";
-                if (stream >= 0) snprintf(sbuf, sizeof sbuf, "%.3f", stream);
+                /* columns not measured: empty in CSV, "-" in the table */
+                const char *none = o.csv ? "" : "-";
+                char cbuf[32], rbuf[32], sbuf[32];
+                snprintf(cbuf, sizeof cbuf, o.csv ? "%.3f" : "%.1f", copy);
+                snprintf(rbuf, sizeof rbuf, "%.3f", copy > 0 ? gbps / copy : 0);
+                snprintf(sbuf, sizeof sbuf, "%.3f", stream);
+                const char *cs = copy >= 0 ? cbuf : none, *rs = copy >= 0 ? rbuf : none;
+                const char *ss = stream >= 0 ? sbuf : none;
                 if (o.csv) {
-                    printf("%s,%zu,%d,%d,%ld,%.3f,%.3f,%.3f,%.3f,%s,%ld\n", op, size, l.blocks, l.threads, iters, us,
-                           gbps, copy, ratio, sbuf, wrong);
+                    printf("%s,%zu,%d,%d,%ld,%.3f,%.3f,%s,%s,%s,%ld\n", op, size, l.blocks, l.threads, iters, us, gbps,
+                           cs, rs, ss, wrong);
                 } else {
 #ifdef PERF_HAVE_PUTMEM_ON_STREAM
-                    printf("%-4s %11zu %6ld %10.3f %9.1f %10.1f %6.3f %11s %7ld\n", op, size, iters, us, gbps, copy,
-                           ratio, stream >= 0 ? sbuf : "-", wrong);
+                    printf("%-4s %11zu %6ld %10.3f %9.1f %10s %6s %11s %7ld\n", op, size, iters, us, gbps, cs, rs, ss,
+                           wrong);
 #else
-                    printf("%-4s %11zu %6ld %10.3f %9.1f %10.1f %6.3f %7ld\n", op, size, iters, us, gbps, copy,
-                           ratio, wrong);
+                    printf("%-4s %11zu %6ld %10.3f %9.1f %10s %6s %7ld\n", op, size, iters, us, gbps, cs, rs, wrong);
 #endif
                 }
                 fflush(stdout);

@@ -8,6 +8,13 @@
  *               gshmemx_putmem_signal_block (one block of -T threads), SET of the round
  *               number; the other side waits with gshmem_signal_wait_until and answers
  *               the same way; sizes -b .. -e (x2)
+ *   put_quiet   PE 0, one thread: gshmem_putmem of -b bytes from a private device buffer
+ *               to PE 1, then gshmem_quiet; per op, the put's completion as the GPU sees
+ *               it (on the proxy path: request, proxy, transport, completion, back)
+ *   put_quiet_idle  the same, but the thread first idles --idle us (default 2000) before
+ *               each round, long enough for the proxy thread to go to sleep; minus
+ *               put_quiet, the proxy's wake-up cost (idle spans left out of every figure;
+ *               at most 200 rounds; not in the default list)
  *   g, getmem   PE 0 reads 8 bytes of PE 1's array with gshmem_long_g / gshmem_getmem;
  *               each read's address comes from the previous value (a dependent chain)
  *   fetch_add   PE 0: dependent chain of gshmem_uint64_atomic_fetch_add on PE 1 (each
@@ -17,12 +24,16 @@
  * Ping-pongs report half the round trip (half-RTT); chains report one operation
  * (per-op). avg is the kernel's %globaltimer time over the timed iterations / iterations
  * (exact); min/p50/p99 come from per-iteration clock64 stamps calibrated against it.
+ * When the PEs do not map each other's heaps (GSHMEM_DISABLE_P2P=1, or another node),
+ * every call goes through the proxy, and the raw scope, which needs the mapping, is
+ * skipped. Proxy round trips:
+ *   GSHMEM_DISABLE_P2P=1 gshmemrun -n 2 gshmem-perf-gpu-latency -t p,put_quiet,fetch_add
  * put_signal takes as many iterations as fit in --budget ms (at least 10, at most -i),
  * measured by a 2-round probe. #wrong: bytes (or values) that differ from what the
  * peer sent, both PEs together; 0 expected.
  *
  * usage: gshmemrun -n 2 gshmem-perf-gpu-latency [-w WARMUP] [-i ITERS] [-b MIN] [-e MAX]
- *            [-T THREADS] [-t TESTS] [-s SCOPES] [--budget MS] [--csv]
+ *            [-T THREADS] [-t TESTS] [-s SCOPES] [--budget MS] [--idle US] [--csv]
  *
  * The same source builds the NVSHMEM version (perftest/nvshmem/, GPERF_NVSHMEM).
  */
@@ -50,6 +61,7 @@ struct options {
     int threads, csv;
     double budget_ms;
     const char *tests, *scopes;
+    double idle_us;
 };
 
 /* Symmetric objects and private device buffers. */
@@ -59,9 +71,9 @@ static uint64_t *g_sig;      /* put_signal: signal word */
 static unsigned char *g_buf; /* put_signal: destination */
 static long *g_chain;        /* g/getmem: the chain PE 0 follows on PE 1 */
 static uint64_t *g_counter;  /* fetch_add target */
-static long long *g_slots;   /* [0] #wrong from PE 1, [1] rounds, [2] warmup */
+static long long *g_slots;   /* [0] #wrong from PE 1, [1] rounds, [2] warmup, [3] mapped */
 static double *g_init_ms;    /* [pe]: each PE's init time, on PE 0 */
-static unsigned char *g_src; /* private: put_signal source */
+static unsigned char *g_src; /* private: put_signal source; put_quiet: two sources of -b bytes */
 static unsigned long long *g_stamps, *g_dwrong;
 static struct perf_clock *g_clock;
 
@@ -198,6 +210,52 @@ __global__ void fadd_chain(uint64_t *counter, int peer, long warmup, long iters,
     TIMED_END();
     bad += SHM(uint64_atomic_fetch)(counter, peer) != expect;
     *wrong = bad;
+}
+
+/* Each put writes one of the two sources, by parity: the last one tells PE 1 which
+ * to expect. */
+__global__ void put_quiet_chain(unsigned char *buf, const unsigned char *src, size_t size, int peer, long warmup,
+                                long iters, unsigned long long *stamps, struct perf_clock *clk)
+{
+    TIMED_DECL();
+    unsigned long long g0 = 0, c0 = 0, prev = 0;
+    long total = warmup + iters;
+    for (long i = 0; i < total; i++) {
+        if (i == warmup) TIMED_START();
+        SHM(putmem)(buf, src + (size_t)(i & 1) * size, size, peer);
+        SHM(quiet)();
+        if (i >= warmup) TIMED_STAMP(i - warmup);
+    }
+    TIMED_END();
+}
+
+/* put_quiet after the GPU thread idled idle_ns (the proxy thread has gone to sleep by
+ * then): the idle spans are left out of the stamps and of the kernel time. */
+__global__ void put_quiet_idle_chain(unsigned char *buf, const unsigned char *src, size_t size, int peer, long warmup,
+                                     long iters, unsigned long long idle_ns, unsigned long long *stamps,
+                                     struct perf_clock *clk)
+{
+    TIMED_DECL();
+    unsigned long long g0 = 0, c0 = 0, prev = 0, skip_ns = 0, skip_cycles = 0;
+    long total = warmup + iters;
+    for (long i = 0; i < total; i++) {
+        if (i == warmup) TIMED_START();
+        unsigned long long ga = perf_globaltimer(), ca = perf_clock64();
+        while (perf_globaltimer() - ga < idle_ns) {
+        }
+        if (i >= warmup) {
+            unsigned long long cb = perf_clock64();
+            skip_ns += perf_globaltimer() - ga;
+            skip_cycles += cb - ca;
+            prev += cb - ca;
+        }
+        SHM(putmem)(buf, src + (size_t)(i & 1) * size, size, peer);
+        SHM(quiet)();
+        if (i >= warmup) TIMED_STAMP(i - warmup);
+    }
+    TIMED_END();
+    clk->ns -= skip_ns;
+    clk->cycles -= skip_cycles;
 }
 
 /* ---- Host side. */
@@ -358,28 +416,83 @@ static void test_chain(const struct options *o, const char *name, double *sample
     *wrong_total += wrong;
 }
 
+static uint64_t pq_salt(long half, size_t size) { return 0x9017u + (uint64_t)half * 0x10001ull + size * 131; }
+
+static void test_put_quiet(const struct options *o, double *samples, long *wrong_total, int idle)
+{
+    size_t size = o->min_size;
+    /* idle: a few hundred rounds are enough, each costs the idle time on top */
+    long warmup = idle ? 5 : o->warmup, iters = idle && o->iters > 200 ? 200 : o->iters;
+    long last = (warmup + iters - 1) & 1; /* the source of the last put */
+    barrier();
+    if (g_me == 0) {
+        perf_fill(g_src, size, pq_salt(0, size));
+        perf_fill(g_src + size, size, pq_salt(1, size));
+    } else {
+        CHECK_CUDA(cudaMemset(g_buf, 0xa5, size)); /* poison */
+    }
+    barrier();
+    if (g_me == 0) {
+        if (idle)
+            put_quiet_idle_chain<<<1, 1>>>(g_buf, g_src, size, g_peer, warmup, iters,
+                                           (unsigned long long)(o->idle_us * 1e3), g_stamps, g_clock);
+        else
+            put_quiet_chain<<<1, 1>>>(g_buf, g_src, size, g_peer, warmup, iters, g_stamps, g_clock);
+        CHECK_LAUNCH();
+    }
+    barrier();
+    long mine = g_me == 1 ? perf_check(g_buf, size, pq_salt(last, size), g_dwrong) : 0;
+    long wrong = gather_wrong(mine);
+    if (g_me == 0)
+        print_row(o, idle ? "put_quiet_idle" : "put_quiet", size, "thread", iters, "per-op",
+                  timed_stats(iters, 1.0, samples), wrong);
+    *wrong_total += wrong;
+}
+
+/* Whether each PE maps the other's heap (else every call goes through the proxy), on
+ * both PEs. Collective. */
+static int both_mapped(void)
+{
+    long long mapped = SHM(ptr)(g_buf, g_peer) != NULL;
+    barrier();
+    if (g_me == 1) perf_send_ll(&g_slots[3], mapped, 0);
+    barrier();
+    if (g_me == 0) {
+        mapped = mapped && perf_read_ll(&g_slots[3]);
+        perf_send_ll(&g_slots[3], mapped, 1);
+    }
+    barrier();
+    if (g_me == 1) mapped = perf_read_ll(&g_slots[3]);
+    barrier();
+    return (int)mapped;
+}
+
 static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: gshmemrun -n 2 %s [options]\n"
             "  -w N         warmup iterations (default 1000; put_signal: at most a tenth of its iterations)\n"
             "  -i N         timed iterations (default 10000; put_signal: at most)\n"
-            "  -b SIZE      smallest put_signal size, a multiple of 8 (default 8)\n"
+            "  -b SIZE      smallest put_signal size, a multiple of 8; the put_quiet size (default 8)\n"
             "  -e SIZE      largest put_signal size (default 1M)\n"
             "  -T N         threads of the block for put_signal block (default 1024)\n"
-            "  -t LIST      tests: p,put_signal,g,getmem,fetch_add (default all; 'init' alone: header only)\n"
+            "  -t LIST      tests: p,put_signal,put_quiet,put_quiet_idle,g,getmem,fetch_add (default all but\n"
+            "               put_quiet_idle; 'init' alone: header\n"
+            "               only)\n"
             "  -s LIST      put_signal scopes: thread,warp,block (default all); raw: the floor ordering on the heap, 8 B\n"
             "  --budget MS  put_signal: timed milliseconds per row (default 50)\n"
+            "  --idle US    put_quiet_idle: idle time before each round (default 2000)\n"
             "  --csv        comma-separated output\n",
             prog);
 }
 
 int main(int argc, char **argv)
 {
-    struct options o = {1000, 10000, 8, (size_t)1 << 20, 1024, 0, 50.0, "p,put_signal,g,getmem,fetch_add",
-                        "thread,warp,block"};
+    struct options o = {1000, 10000, 8, (size_t)1 << 20, 1024, 0, 50.0, "p,put_signal,put_quiet,g,getmem,fetch_add",
+                        "thread,warp,block", 2000.0};
     static const struct option longopts[] = {{"csv", no_argument, NULL, 'c'},
                                              {"budget", required_argument, NULL, 'm'},
+                                             {"idle", required_argument, NULL, 'I'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -393,6 +506,7 @@ int main(int argc, char **argv)
         case 't': o.tests = optarg; break;
         case 's': o.scopes = optarg; break;
         case 'm': o.budget_ms = atof(optarg); break;
+        case 'I': o.idle_us = atof(optarg); break;
         case 'c': o.csv = 1; break;
         default: usage(argv[0]); return c == 'h' ? 0 : 2;
         }
@@ -424,13 +538,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s-perf-gpu-latency: PE %d: allocation failed (max size %zu)\n", PERF_LIB, g_me, o.max_size);
         SHM(global_exit)(1);
     }
-    CHECK_CUDA(cudaMalloc((void **)&g_src, o.max_size));
+    CHECK_CUDA(cudaMalloc((void **)&g_src, 2 * o.max_size));
     CHECK_CUDA(cudaMalloc((void **)&g_stamps, sizeof(unsigned long long) * (size_t)o.iters));
     CHECK_CUDA(cudaMalloc((void **)&g_dwrong, sizeof(unsigned long long)));
     CHECK_CUDA(cudaMalloc((void **)&g_clock, sizeof(struct perf_clock)));
     long chain[CHAIN_LEN];
     for (long j = 0; j < CHAIN_LEN; j++) chain[j] = chain_next(j, g_me);
     CHECK_CUDA(cudaMemcpy(g_chain, chain, sizeof chain, cudaMemcpyHostToDevice));
+
+    int mapped = both_mapped();
 
     /* init time, max over PEs */
     perf_send_double(&g_init_ms[g_me], init_ms, 0);
@@ -445,6 +561,7 @@ int main(int argc, char **argv)
         CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         if (o.csv) {
             printf("test,size_bytes,scope,iters,measure,min_us,avg_us,p50_us,p99_us,wrong\n");
+            if (!mapped) printf("# peers not mapped (proxy path)\n");
             struct perf_stats s = {mx * 1e3, mx * 1e3, mx * 1e3, mx * 1e3};
             print_row(&o, "init", 0, "host", 1, "max-PEs", s, 0);
         } else {
@@ -454,7 +571,10 @@ int main(int argc, char **argv)
                    PERF_LIB, pe0, pe1);
             printf("# %ld warmup + %ld timed iterations (put_signal: fewer, see 'iters'); block scope: %d threads\n",
                    o.warmup, o.iters, o.threads);
-            printf("# half-RTT: half a ping-pong round trip; per-op: one operation of a dependent chain\n");
+            if (!mapped) printf("# peers not mapped (proxy path): every call goes through the proxy; no raw scope\n");
+            printf("# half-RTT: half a ping-pong round trip; per-op: one operation of a dependent chain, or\n"
+                   "# (put_quiet) one putmem + quiet; put_quiet_idle: the same after the GPU idled --idle us\n"
+                   "# (the proxy thread asleep by then: the difference is its wake-up cost)\n");
             printf("# avg: kernel time / iterations; min/p50/p99: per-iteration clock64 stamps\n");
             printf("%-10s %9s %-6s %7s %-8s %9s %9s %9s %9s %7s\n", "test", "size(B)", "scope", "iters", "measure",
                    "min(us)", "avg(us)", "p50(us)", "p99(us)", "#wrong");
@@ -468,9 +588,11 @@ int main(int argc, char **argv)
         for (int sc = SC_THREAD; sc <= SC_RAW; sc++) {
             if (!perf_wants(o.scopes, scope_names[sc])) continue;
             for (size_t size = o.min_size; size <= o.max_size; size *= 2)
-                if (sc != SC_RAW || size == 8) test_put_signal(&o, sc, size, samples, &wrong_total);
+                if (sc != SC_RAW || (size == 8 && mapped)) test_put_signal(&o, sc, size, samples, &wrong_total);
         }
     }
+    if (perf_wants(o.tests, "put_quiet")) test_put_quiet(&o, samples, &wrong_total, 0);
+    if (perf_wants(o.tests, "put_quiet_idle")) test_put_quiet(&o, samples, &wrong_total, 1);
     static const char *const chains[] = {"g", "getmem", "fetch_add"};
     for (int k = 0; k < 3; k++)
         if (perf_wants(o.tests, chains[k])) test_chain(&o, chains[k], samples, &wrong_total);
