@@ -195,19 +195,22 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
     }
 }
 
-/* Serves every request visible now, in order; returns how many. */
+/* Serves every request visible now, in order; returns how many tickets they held. */
 static unsigned proxy_drain(struct gshmemi_proxy *px)
 {
     struct gshmemi_proxy_req r;
     unsigned n = 0;
     while (gshmemi_proxy_ring_peek(&px->ring, &px->cons, &r)) {
         uint64_t result = 0;
+        GSHMEMI_TRACE(TRANSPORT, "proxy: request %llu: %s to PE %d, %llu bytes", (unsigned long long)px->cons.head,
+                      proxy_op_name(r.op), r.pe, (unsigned long long)r.len);
         int rc = proxy_serve(px, &r, &result);
         if (rc != 0) proxy_failed(px, &r, rc);
-        gshmemi_proxy_ring_complete_span(&px->ring, &px->cons, result, (uint64_t)gshmemi_proxy_req_span(&r));
+        uint64_t span = (uint64_t)gshmemi_proxy_req_span(&r);
+        gshmemi_proxy_ring_complete_span(&px->ring, &px->cons, result, span);
         /* Free slots as we go: producers waiting for room need not wait for the batch. */
         gshmemi_proxy_ring_release(&px->ring, &px->cons);
-        n++;
+        n += 1 + (unsigned)span; /* tickets: the host's quiet compares them with the ticket count */
     }
     if (n) __atomic_fetch_add(&px->served, n, __ATOMIC_RELAXED);
     return n;
@@ -254,6 +257,11 @@ static void *proxy_main(void *arg)
             proxy_relax();
             continue;
         }
+        if (sleep_ns == 0)
+            GSHMEMI_TRACE(TRANSPORT, "proxy: idle at request %llu (its slot's valid word: %llu)",
+                          (unsigned long long)px->cons.head,
+                          (unsigned long long)__atomic_load_n(
+                              &px->ring.slots[px->cons.head & (px->ring.nslots - 1)].valid, __ATOMIC_ACQUIRE));
         sleep_ns = sleep_ns ? sleep_ns * 2 : PROXY_SLEEP_MIN_NS;
         if (sleep_ns > PROXY_SLEEP_MAX_NS) sleep_ns = PROXY_SLEEP_MAX_NS;
         proxy_sleep(sleep_ns);

@@ -11,6 +11,7 @@
 # environment:
 #   GSHMEM_GPU_TEST_TIMEOUT  seconds per run (default 120, 900 with --sanitize)
 #   GSHMEM_GPU_TEST_DISABLE_P2P  1: every test with GSHMEM_DISABLE_P2P=1 (all peers through proxy + tcp)
+#   GSHMEM_GPU_TEST_NPES     PE counts on one GPU (default "2 4")
 #   GSHMEM_GPU_LOG_DIR       where each run's full output goes (default $OUT/gpu-test-logs
 #                            when OUT is set, else BUILD_DIR/gpu-test-logs)
 set -uo pipefail
@@ -105,7 +106,7 @@ else
     # gpu_proxy is about the forced-remote path: every peer through the proxy and tcp.
     path=GSHMEM_DISABLE_P2P=${GSHMEM_GPU_TEST_DISABLE_P2P:-0}
     case $t in gpu_proxy) path=GSHMEM_DISABLE_P2P=1 ;; esac
-    for n in 2 4; do
+    for n in ${GSHMEM_GPU_TEST_NPES:-2 4}; do
       run_one "$t n=$n one-gpu" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0 "$heap" "$path" -- \
         "$build/bin/gpu/$t"
     done

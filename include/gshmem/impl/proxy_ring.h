@@ -168,11 +168,16 @@ GSHMEMI_RING_FN uint64_t gshmemi_ring_now_ns(void)
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
-/* Polling host memory crosses PCIe: back off so many waiters do not flood it. */
-GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff)
+/* Polling host memory crosses PCIe: back off so many waiters do not flood it. ahead:
+ * how many tickets are to be served before the waiter's (an estimate); a waiter near
+ * the head polls every microsecond at most, one far behind up to every 64 us, so the
+ * ring's waiters together poll at a rate that grows with the log of their number. */
+GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff, uint64_t ahead)
 {
+    unsigned cap = ahead >= 256 ? 65536u : ahead < 4 ? 1024u : (unsigned)ahead * 256u;
     __nanosleep(*backoff);
-    if (*backoff < 1024) *backoff = *backoff ? *backoff * 2 : 32;
+    *backoff = *backoff ? *backoff * 2 : 32;
+    if (*backoff > cap) *backoff = cap;
 }
 #else
 #include <sched.h>
@@ -207,9 +212,9 @@ GSHMEMI_RING_FN uint64_t gshmemi_ring_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff)
+GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff, uint64_t ahead)
 {
-    (void)backoff;
+    (void)backoff, (void)ahead;
     sched_yield();
 }
 #endif
@@ -233,7 +238,7 @@ GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slot(const struct gshmemi_proxy_ring
             if (deadline == 0) deadline = now + r->timeout_ns;
             else if (now > deadline) return GSHMEMI_PROXY_RING_TIMEOUT;
         }
-        gshmemi_ring_pause(&backoff);
+        gshmemi_ring_pause(&backoff, ticket - (tail + r->nslots));
     }
 }
 
@@ -297,15 +302,19 @@ GSHMEMI_RING_FN int gshmemi_proxy_ring_post(const struct gshmemi_proxy_ring *r, 
 GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_done(const struct gshmemi_proxy_ring *r, uint64_t ticket)
 {
     struct gshmemi_proxy_completion *c = &r->completions[ticket & (r->nslots - 1)];
-    uint64_t deadline = 0;
+    uint64_t deadline = 0, ahead = 0;
     unsigned backoff = 0;
     for (unsigned polls = 0; gshmemi_ring_load_acquire(&c->seq) < ticket + 1; polls++) {
-        if (r->timeout_ns && (polls & 15u) == 0) {
-            uint64_t now = gshmemi_ring_now_ns();
-            if (deadline == 0) deadline = now + r->timeout_ns;
-            else if (now > deadline) return GSHMEMI_PROXY_RING_TIMEOUT;
+        if ((polls & 15u) == 0) {
+            uint64_t tail = gshmemi_ring_load_relaxed(r->tail); /* below the head: an overestimate */
+            ahead = ticket > tail ? ticket - tail : 0;
+            if (r->timeout_ns) {
+                uint64_t now = gshmemi_ring_now_ns();
+                if (deadline == 0) deadline = now + r->timeout_ns;
+                else if (now > deadline) return GSHMEMI_PROXY_RING_TIMEOUT;
+            }
         }
-        gshmemi_ring_pause(&backoff);
+        gshmemi_ring_pause(&backoff, ahead);
     }
     return GSHMEMI_PROXY_RING_OK;
 }
