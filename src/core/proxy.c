@@ -41,6 +41,7 @@ struct gshmemi_proxy {
     struct gshmemi_proxy_consumer cons;
     void *host_mem;                  /* slots, completions, tail (pinned, mapped) */
     void *dev_mem;                   /* counters */
+    int host_mode;                   /* tests: everything in ordinary memory, CPU producers, no CUDA */
     struct gshmemi_transport *quiet_list[GSHMEMI_MAX_TRANSPORTS]; /* transports of PROXY peers */
     int quiet_count;
     unsigned char bounce[GSHMEMI_PROXY_MAX_SPAN * GSHMEMI_PROXY_DATA_BYTES]; /* DATA requests' bytes */
@@ -86,6 +87,10 @@ static int proxy_quiet_all(struct gshmemi_proxy *px)
 #ifdef GSHMEM_HAVE_CUDA
 static int proxy_copy(struct gshmemi_proxy *px, void *dst, const void *src, size_t len)
 {
+    if (px->host_mode) {
+        memcpy(dst, src, len);
+        return 0;
+    }
     cudaError_t err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, (cudaStream_t)px->stream);
     if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)px->stream);
     if (err == cudaSuccess) return 0;
@@ -244,7 +249,7 @@ static void *proxy_main(void *arg)
 {
     struct gshmemi_proxy *px = arg;
 #ifdef GSHMEM_HAVE_CUDA
-    cudaSetDevice(px->st->device); /* the transports copy to and from this GPU's memory */
+    if (!px->host_mode) cudaSetDevice(px->st->device); /* the transports copy to and from this GPU's memory */
 #endif
     uint64_t last = proxy_now_ns(), sleep_ns = 0;
     while (!__atomic_load_n(&px->stop, __ATOMIC_ACQUIRE)) {
@@ -291,6 +296,26 @@ static int proxy_find_peers(struct gshmemi_state *st, struct gshmemi_proxy *px)
     return peers;
 }
 
+/* Tests: the same layout in ordinary memory, counters included (CPU producers). */
+static int proxy_alloc_host(struct gshmemi_state *st, struct gshmemi_proxy *px)
+{
+    size_t slots = PROXY_SLOTS * sizeof(struct gshmemi_proxy_req);
+    size_t comps = PROXY_SLOTS * sizeof(struct gshmemi_proxy_completion);
+    size_t bytes = slots + comps + 64 + sizeof(struct gshmemi_proxy_counters);
+    px->host_mode = 1;
+    px->host_mem = aligned_alloc(64, bytes);
+    if (!px->host_mem) return GSHMEMX_ERR_NOMEM;
+    memset(px->host_mem, 0, bytes);
+    char *h = px->host_mem;
+    px->ring = (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)h,
+                                           (struct gshmemi_proxy_completion *)(h + slots),
+                                           (uint64_t *)(h + slots + comps),
+                                           (struct gshmemi_proxy_counters *)(h + slots + comps + 64),
+                                           PROXY_SLOTS, 0, (uint64_t)(st->env.timeout * 1e9)};
+    px->dring = px->ring;
+    return 0;
+}
+
 #ifdef GSHMEM_HAVE_CUDA
 static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
 {
@@ -325,6 +350,10 @@ static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
 
 static void proxy_free(struct gshmemi_proxy *px)
 {
+    if (px->host_mode) {
+        free(px->host_mem);
+        return;
+    }
     if (px->stream) cudaStreamDestroy((cudaStream_t)px->stream);
     if (px->host_mem) cudaFreeHost(px->host_mem);
     if (px->dev_mem) cudaFree(px->dev_mem);
@@ -337,7 +366,7 @@ static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
 }
 static void proxy_free(struct gshmemi_proxy *px)
 {
-    (void)px;
+    free(px->host_mem); /* only host mode allocates without CUDA */
 }
 #endif
 
@@ -389,7 +418,9 @@ static int proxy_start(struct gshmemi_proxy *px)
     cpu_set_t near;
     char why[256], cpus[256];
     if (pthread_attr_init(&attr) != 0) return GSHMEMX_ERR_INTERNAL;
-    int bound = proxy_cpus_near_gpu(px->st->device, &near, why, sizeof(why)) == 0 &&
+    int near_ok = px->host_mode ? (snprintf(why, sizeof(why), "host mode, no GPU"), -1)
+                                : proxy_cpus_near_gpu(px->st->device, &near, why, sizeof(why));
+    int bound = near_ok == 0 &&
                 pthread_attr_setaffinity_np(&attr, sizeof(near), &near) == 0;
     int rc = pthread_create(&px->thread, &attr, proxy_main, px) != 0 ? GSHMEMX_ERR_INTERNAL : 0;
     pthread_attr_destroy(&attr);
@@ -407,10 +438,8 @@ static int proxy_start(struct gshmemi_proxy *px)
     return 0;
 }
 
-int gshmemi_proxy_init(struct gshmemi_state *st)
+static int proxy_create(struct gshmemi_state *st, int host_mode)
 {
-    st->proxy = NULL;
-    if (st->heap.kind != GSHMEMI_HEAP_KIND_DEVICE) return 0;
     struct gshmemi_proxy *px = calloc(1, sizeof(*px));
     if (!px) return GSHMEMX_ERR_NOMEM;
     px->st = st;
@@ -419,7 +448,7 @@ int gshmemi_proxy_init(struct gshmemi_state *st)
         free(px);
         return 0;
     }
-    int rc = proxy_alloc(st, px);
+    int rc = host_mode ? proxy_alloc_host(st, px) : proxy_alloc(st, px);
     if (rc == 0) rc = proxy_start(px);
     if (rc != 0) {
         proxy_free(px);
@@ -428,9 +457,22 @@ int gshmemi_proxy_init(struct gshmemi_state *st)
     }
     px->started = 1;
     st->proxy = px;
-    GSHMEMI_INFO(TRANSPORT, "proxy thread started: %d PE%s reached through it, %u ring slots", peers,
-                 peers == 1 ? "" : "s", PROXY_SLOTS);
+    GSHMEMI_INFO(TRANSPORT, "proxy thread started: %d PE%s reached through it, %u ring slots%s", peers,
+                 peers == 1 ? "" : "s", PROXY_SLOTS, host_mode ? " (host mode, CPU producers)" : "");
     return 0;
+}
+
+int gshmemi_proxy_init(struct gshmemi_state *st)
+{
+    st->proxy = NULL;
+    if (st->heap.kind != GSHMEMI_HEAP_KIND_DEVICE) return 0;
+    return proxy_create(st, 0);
+}
+
+int gshmemi_proxy_init_host(struct gshmemi_state *st)
+{
+    if (st->proxy) return GSHMEMX_ERR_INVALID_ARG;
+    return proxy_create(st, 1);
 }
 
 void gshmemi_proxy_fini(struct gshmemi_state *st)
@@ -448,21 +490,32 @@ void gshmemi_proxy_fini(struct gshmemi_state *st)
     st->proxy = NULL;
 }
 
+/* How many tickets device code (or, in host mode, CPU producers) has taken so far. */
+static int proxy_posted(struct gshmemi_proxy *px, uint64_t *posted)
+{
+    if (px->host_mode) {
+        *posted = __atomic_load_n(&px->ring.counters->next, __ATOMIC_ACQUIRE);
+        return 0;
+    }
 #ifdef GSHMEM_HAVE_CUDA
+    cudaError_t err = cudaSetDevice(px->st->device);
+    /* On the proxy's non-blocking stream: the legacy stream would wait for running kernels. */
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(posted, &px->dring.counters->next, sizeof(*posted), cudaMemcpyDeviceToHost,
+                              (cudaStream_t)px->stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)px->stream);
+    if (err == cudaSuccess) return 0;
+    GSHMEMI_ERROR(CUDA, "proxy: reading the request count failed: %s", cudaGetErrorString(err));
+#endif
+    return GSHMEMX_ERR_CUDA;
+}
+
 int gshmemi_proxy_quiet(struct gshmemi_proxy *px)
 {
     if (!px) return 0;
     uint64_t posted = 0;
-    cudaError_t err = cudaSetDevice(px->st->device);
-    /* On the proxy's non-blocking stream: the legacy stream would wait for running kernels. */
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(&posted, &px->dring.counters->next, sizeof(posted), cudaMemcpyDeviceToHost,
-                              (cudaStream_t)px->stream);
-    if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)px->stream);
-    if (err != cudaSuccess) {
-        GSHMEMI_ERROR(CUDA, "proxy: reading the request count failed: %s", cudaGetErrorString(err));
-        return GSHMEMX_ERR_CUDA;
-    }
+    int rc = proxy_posted(px, &posted);
+    if (rc != 0) return rc;
     uint64_t start = proxy_now_ns(), limit = (uint64_t)(px->st->env.timeout * 1e9);
     while (__atomic_load_n(&px->served, __ATOMIC_ACQUIRE) < posted) {
         if (limit && proxy_now_ns() - start > limit) {
@@ -475,13 +528,6 @@ int gshmemi_proxy_quiet(struct gshmemi_proxy *px)
     }
     return 0;
 }
-#else
-int gshmemi_proxy_quiet(struct gshmemi_proxy *px)
-{
-    (void)px;
-    return 0;
-}
-#endif
 
 struct gshmemi_proxy_ring gshmemi_proxy_device_ring(const struct gshmemi_proxy *px)
 {

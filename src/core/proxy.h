@@ -17,6 +17,11 @@ struct gshmemi_proxy;
  * its heap (ptr() is NULL); otherwise leaves st->proxy NULL. Call before the device
  * state is published (it carries the ring's addresses). */
 int gshmemi_proxy_init(struct gshmemi_state *st);
+/* Tests: starts a proxy whose ring lives in ordinary memory, whatever the heap, for
+ * CPU threads to post to (proxy_ring.h's CPU producer functions, on the ring from
+ * gshmemi_proxy_device_ring). No-op when every PE is mapped; refused when a proxy
+ * runs already. */
+int gshmemi_proxy_init_host(struct gshmemi_state *st);
 /* Serves what is left in the ring, stops and joins the thread, frees the ring. Call
  * before the transports are destroyed. No-op without a proxy. */
 void gshmemi_proxy_fini(struct gshmemi_state *st);
