@@ -215,9 +215,11 @@ static unsigned proxy_drain(struct gshmemi_proxy *px)
         gshmemi_proxy_ring_complete_span(&px->ring, &px->cons, result, span);
         /* Free slots as we go: producers waiting for room need not wait for the batch. */
         gshmemi_proxy_ring_release(&px->ring, &px->cons);
-        n += 1 + (unsigned)span; /* tickets: the host's quiet compares them with the ticket count */
+        n += 1 + (unsigned)span;
+        /* Tickets, as the host's quiet counts them; release: its transport quiet then
+         * sees what this request left dirty. */
+        __atomic_fetch_add(&px->served, 1 + span, __ATOMIC_RELEASE);
     }
-    if (n) __atomic_fetch_add(&px->served, n, __ATOMIC_RELAXED);
     return n;
 }
 
