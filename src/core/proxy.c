@@ -16,6 +16,8 @@
 #include <time.h>
 
 #ifdef GSHMEM_HAVE_CUDA
+#include "device/host_kernels.h"
+
 #include <cuda_runtime_api.h>
 #endif
 
@@ -331,7 +333,7 @@ static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
     if (err == cudaSuccess) err = cudaHostGetDevicePointer(&dhost, px->host_mem, 0);
     if (err == cudaSuccess) err = cudaMalloc(&px->dev_mem, sizeof(struct gshmemi_proxy_counters));
     if (err == cudaSuccess) err = cudaMemset(px->dev_mem, 0, sizeof(struct gshmemi_proxy_counters));
-    if (err == cudaSuccess) err = cudaStreamCreateWithFlags((cudaStream_t *)&px->stream, cudaStreamNonBlocking);
+    if (err == cudaSuccess) err = (cudaError_t)gshmemi_helper_stream_create(&px->stream);
     if (err != cudaSuccess) {
         GSHMEMI_ERROR(CUDA, "proxy: allocating the request ring (%zu bytes pinned) failed: %s", bytes,
                       cudaGetErrorString(err));

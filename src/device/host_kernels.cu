@@ -44,3 +44,12 @@ extern "C" int gshmemi_kernels_preload(void)
     cudaFuncAttributes attr;
     return (int)cudaFuncGetAttributes(&attr, host_kernels_amo);
 }
+
+extern "C" int gshmemi_helper_stream_create(void **stream)
+{
+    int least = 0, greatest = 0;
+    cudaError_t err = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+    if (err == cudaSuccess)
+        err = cudaStreamCreateWithPriority((cudaStream_t *)stream, cudaStreamNonBlocking, greatest);
+    return (int)err;
+}

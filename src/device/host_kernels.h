@@ -20,6 +20,12 @@ int gshmemi_kernel_amo(void *addr, int op, unsigned width, uint64_t operand, uin
  * atomic for a kernel that spins on it would deadlock). Returns a cudaError_t. */
 int gshmemi_kernels_preload(void);
 
+/* A non-blocking stream at the highest priority for work libgshmem's own threads
+ * enqueue while application kernels may spin waiting for it (the proxy's and the tcp
+ * transport's copies and atomics): such work should never queue behind those
+ * kernels. Returns a cudaError_t. */
+int gshmemi_helper_stream_create(void **stream);
+
 #ifdef __cplusplus
 }
 #endif

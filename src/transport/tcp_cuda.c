@@ -57,7 +57,7 @@ int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
     if (!cu) return GSHMEMX_ERR_NOMEM;
     int rc = tcp_cuda_check(cudaSetDevice(device), "cudaSetDevice");
     if (rc == 0) rc = tcp_cuda_check((cudaError_t)gshmemi_kernels_preload(), "loading the atomic kernel");
-    if (rc == 0) rc = tcp_cuda_check(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking), "stream creation");
+    if (rc == 0) rc = tcp_cuda_check((cudaError_t)gshmemi_helper_stream_create((void **)&cu->stream), "stream creation");
     for (int i = 0; i < 2 && rc == 0; i++) {
         rc = tcp_cuda_check(cudaHostAlloc(&cu->stage[i], GSHMEMI_TCP_CHUNK, cudaHostAllocDefault), "pinned staging");
         if (rc == 0) rc = tcp_cuda_check(cudaEventCreateWithFlags(&cu->ev[i], cudaEventDisableTiming), "event");
