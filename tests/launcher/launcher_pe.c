@@ -44,6 +44,45 @@ static int pe_bootstrap(struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
     return rc;
 }
 
+/* exit_deaf: each deaf PE leaves a file once it ignores SIGTERM, and the exiting PE
+ * waits for all of them: otherwise the launcher's SIGTERM can reach a PE that has not
+ * got that far yet, and the job ends before the grace period the test is about. */
+static void pe_deaf_path(char *buf, size_t len, int rank)
+{
+    const char *job = getenv("GSHMEM_JOB_ID");
+    snprintf(buf, len, "%s/gshmem-deaf-%s-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", job ? job : "nojob",
+             rank);
+}
+
+static void pe_deaf_mark(int rank)
+{
+    char path[512];
+    pe_deaf_path(path, sizeof(path), rank);
+    FILE *f = fopen(path, "w");
+    if (f) fclose(f);
+}
+
+static int pe_deaf_wait(void)
+{
+    const char *n = getenv("GSHMEM_NRANKS");
+    int nranks = n ? atoi(n) : 1, me = pe_rank();
+    double deadline = pe_now() + 20;
+    for (int r = 0; r < nranks; r++) {
+        if (r == me) continue;
+        char path[512];
+        pe_deaf_path(path, sizeof(path), r);
+        while (access(path, F_OK) != 0) {
+            if (pe_now() > deadline) {
+                fprintf(stderr, "exit_deaf: PE %d never ignored SIGTERM\n", r);
+                return -1;
+            }
+            usleep(1000);
+        }
+        unlink(path);
+    }
+    return 0;
+}
+
 /* Every PE contributes a rank-dependent pattern; each checks every byte it got. */
 static int pe_allgather(void)
 {
@@ -209,7 +248,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "exit_deaf") && argc > 3) { /* exit_deaf CODE RANK: the others ignore SIGTERM */
         signal(SIGTERM, SIG_IGN);
-        if (rank == atoi(argv[3])) return atoi(argv[2]);
+        if (rank == atoi(argv[3])) return pe_deaf_wait() ? 99 : atoi(argv[2]);
+        pe_deaf_mark(rank);
         sleep(30);
         return 0;
     }
