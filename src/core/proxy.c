@@ -131,7 +131,22 @@ static uint64_t proxy_data_bytes(const struct gshmemi_proxy_req *r)
     return (r->op == GSHMEMI_PROXY_IPUT || r->op == GSHMEMI_PROXY_IGET) ? r->len * r->width : r->len;
 }
 
-/* Carries out one request; *result gets what a fetching request returns. */
+/* proxy_serve's answer for a request that completes later (amo_async). */
+#define PROXY_LATER (-1) /* not a status: statuses are >= 0 */
+
+/* A fetching atomic's answer, on the transport's thread: the result, then the
+ * completion the waiting GPU thread polls. */
+static void proxy_amo_done(void *arg, uint64_t ticket, uint64_t value)
+{
+    struct gshmemi_proxy *px = arg;
+    struct gshmemi_proxy_completion *comp = &px->ring.completions[ticket & (px->ring.nslots - 1)];
+    __atomic_store_n(&comp->result, value, __ATOMIC_RELAXED);
+    gshmemi_ring_store_release(&comp->seq, ticket + 1);
+}
+
+/* Carries out one request; *result gets what a fetching request returns. PROXY_LATER:
+ * a fetching atomic is on its way and completes from the transport's thread (the proxy
+ * goes on meanwhile: many GPU threads' atomics are then in flight at once). */
 static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req *r, uint64_t *result)
 {
     struct gshmemi_state *st = px->st;
@@ -188,6 +203,10 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
                              r->len);
     case GSHMEMI_PROXY_AMO: {
         struct gshmemi_amo amo = {r->sub, r->width, r->offset, r->operand, r->extra};
+        if ((r->flags & GSHMEMI_PROXY_F_FETCH) && (r->flags & GSHMEMI_PROXY_F_RESULT)) {
+            int rc = tp->ops->amo_async(tp, r->pe, &amo, proxy_amo_done, px, px->cons.head);
+            return rc ? rc : PROXY_LATER;
+        }
         return tp->ops->amo(tp, r->pe, &amo, (r->flags & GSHMEMI_PROXY_F_FETCH) ? result : NULL);
     }
     case GSHMEMI_PROXY_PUT_SIGNAL:
@@ -212,9 +231,13 @@ static unsigned proxy_drain(struct gshmemi_proxy *px)
         GSHMEMI_TRACE(TRANSPORT, "proxy: request %llu: %s to PE %d, %llu bytes", (unsigned long long)px->cons.head,
                       proxy_op_name(r.op), r.pe, (unsigned long long)r.len);
         int rc = proxy_serve(px, &r, &result);
-        if (rc != 0) proxy_failed(px, &r, rc);
         uint64_t span = (uint64_t)gshmemi_proxy_req_span(&r);
-        gshmemi_proxy_ring_complete_span(&px->ring, &px->cons, result, span);
+        if (rc == PROXY_LATER) {
+            px->cons.head++; /* completed by proxy_amo_done; a RESULT request: its slot waits for the ack */
+        } else {
+            if (rc != 0) proxy_failed(px, &r, rc);
+            gshmemi_proxy_ring_complete_span(&px->ring, &px->cons, result, span);
+        }
         /* Free slots as we go: producers waiting for room need not wait for the batch. */
         gshmemi_proxy_ring_release(&px->ring, &px->cons);
         n += 1 + (unsigned)span;

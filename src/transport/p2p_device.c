@@ -15,6 +15,7 @@
 
 #ifdef GSHMEM_HAVE_CUDA
 #include "device/host_kernels.h"
+#include "transport/transport_stubs.h"
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
@@ -152,6 +153,7 @@ const struct gshmemi_transport_ops gshmemi_p2p_device_ops = {
     .iput = p2p_device_iput,
     .iget = p2p_device_iget,
     .amo = p2p_device_amo,
+    .amo_async = gshmemi_transport_amo_async_sync,
     .put_signal = p2p_device_put_signal,
     .fence = p2p_device_fence,
     .quiet = p2p_device_quiet,
@@ -184,6 +186,7 @@ const struct gshmemi_transport_ops gshmemi_p2p_device_ops = {
     .iput = gshmemi_transport_stub_iput,
     .iget = gshmemi_transport_stub_iget,
     .amo = gshmemi_transport_stub_amo,
+    .amo_async = gshmemi_transport_stub_amo_async,
     .put_signal = gshmemi_transport_stub_put_signal,
     .fence = gshmemi_transport_stub_fence,
     .quiet = gshmemi_transport_stub_quiet,

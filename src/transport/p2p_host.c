@@ -9,6 +9,7 @@
 
 #include "transport/p2p.h"
 #include "transport/host_amo.h"
+#include "transport/transport_stubs.h"
 
 #include <gshmem/status.h>
 
@@ -89,6 +90,7 @@ const struct gshmemi_transport_ops gshmemi_p2p_host_ops = {
     .iput = p2p_iput,
     .iget = p2p_iget,
     .amo = p2p_amo,
+    .amo_async = gshmemi_transport_amo_async_sync,
     .put_signal = p2p_put_signal,
     .fence = p2p_fence,
     .quiet = p2p_quiet,

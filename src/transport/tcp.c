@@ -373,6 +373,7 @@ int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe)
             slot->dst_stride = 0;
             slot->elem = 0;
             slot->value = 0;
+            slot->done = NULL;
             atomic_store(&slot->state, TCP_SLOT_WAITING);
             return s;
         }
@@ -400,11 +401,16 @@ int gshmemi_tcp_slot_wait(struct tcp_net *net, int s, const char *what)
         }
     }
     if (rc != 0) return rc; /* the slot stays taken: an answer may still land in it */
-    atomic_store(&slot->state, TCP_SLOT_FREE);
+    gshmemi_tcp_slot_free(net, s);
+    return 0;
+}
+
+void gshmemi_tcp_slot_free(struct tcp_net *net, int s)
+{
+    atomic_store(&net->slots[s].state, TCP_SLOT_FREE);
     pthread_mutex_lock(&net->slot_lock);
     net->free_slots[net->nfree++] = s;
     pthread_mutex_unlock(&net->slot_lock);
-    return 0;
 }
 
 /* ---- Connection set-up --------------------------------------------------------- */

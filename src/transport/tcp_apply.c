@@ -246,6 +246,11 @@ int gshmemi_tcp_complete(struct tcp_net *net, struct tcp_conn *c, const struct g
     int rc = 0;
     if (f->type == GSHMEMI_TCP_VALUE) {
         slot->value = f->arg0;
+        if (slot->done) { /* amo_async: nobody waits on the slot */
+            slot->done(slot->done_arg, slot->done_tag, f->arg0);
+            gshmemi_tcp_slot_free(net, (int)f->tag);
+            return 0;
+        }
     } else if (f->type == GSHMEMI_TCP_DATA) {
         if (f->length != slot->len) return tcp_bad(net, c, f, "answer of the wrong length");
         if (slot->elem == 0 && !slot->dst_device) {

@@ -64,6 +64,10 @@ struct tcp_slot {
     ptrdiff_t dst_stride; /* IGET answers: scatter elements of elem bytes */
     size_t elem;
     uint64_t value;  /* VALUE */
+    /* amo_async: called with the VALUE on the service thread, which then frees the slot */
+    void (*done)(void *arg, uint64_t tag, uint64_t value);
+    void *done_arg;
+    uint64_t done_tag;
 };
 
 struct tcp_net {
@@ -126,6 +130,8 @@ void gshmemi_tcp_lost(struct tcp_net *net, struct tcp_conn *c, const char *why);
 int gshmemi_tcp_apply(struct tcp_net *net, struct tcp_conn *c, const struct gshmemi_tcp_frame *f);
 /* An answer to one of our requests arrived. */
 int gshmemi_tcp_complete(struct tcp_net *net, struct tcp_conn *c, const struct gshmemi_tcp_frame *f);
+/* Returns slot s to the free list (its answer has been consumed). */
+void gshmemi_tcp_slot_free(struct tcp_net *net, int s);
 void gshmemi_tcp_apply_fini(struct tcp_net *net);
 
 /* tcp_cuda.c (CUDA builds; stubs otherwise). */

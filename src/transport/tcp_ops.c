@@ -205,6 +205,30 @@ static int tcp_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_am
     return rc;
 }
 
+/* The request goes out now; the service thread hands the answer to done. The
+ * connection is dirty until the next quiet, whose ACK comes after the VALUE. */
+static int tcp_amo_async(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo,
+                         void (*done)(void *arg, uint64_t tag, uint64_t value), void *arg, uint64_t tag)
+{
+    struct tcp_transport *t = tcp_of(tp);
+    struct tcp_net *net = t->net;
+    struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_AMO, t->heap_index);
+    f.aux = gshmemi_tcp_amo_aux(amo->op, amo->width, 1);
+    f.offset = amo->offset;
+    f.arg0 = amo->operand;
+    f.arg1 = amo->compare;
+    struct tcp_conn *c = tcp_conn(net, pe);
+    int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_VALUE, pe);
+    struct tcp_slot *slot = &net->slots[s];
+    slot->done = done;
+    slot->done_arg = arg;
+    slot->done_tag = tag;
+    atomic_store_explicit(&slot->state, TCP_SLOT_WAITING, memory_order_release); /* publishes done */
+    f.tag = (uint64_t)s;
+    atomic_store(&c->dirty, 1); /* before the send: the answer may come at once */
+    return gshmemi_tcp_send(net, c, &f, NULL);
+}
+
 static int tcp_fence(struct gshmemi_transport *tp, int pe)
 {
     (void)tp, (void)pe; /* one connection per peer, applied in order: already ordered */
@@ -251,6 +275,7 @@ const struct gshmemi_transport_ops gshmemi_tcp_ops = {
     .iput = tcp_iput,
     .iget = tcp_iget,
     .amo = tcp_amo,
+    .amo_async = tcp_amo_async,
     .put_signal = tcp_put_signal,
     .fence = tcp_fence,
     .quiet = tcp_quiet,

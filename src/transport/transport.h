@@ -51,6 +51,12 @@ struct gshmemi_transport_ops {
                 ptrdiff_t src_stride, size_t elem, size_t nelems);
     /* fetched may be NULL for non-fetching operations. */
     int (*amo)(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo, uint64_t *fetched);
+    /* A fetching atomic whose answer comes later: done(arg, tag, value) runs once the
+     * fetched value is known (on the transport's own thread, or before this returns);
+     * the caller does not wait. Remotely complete, like a put, at the next quiet, which
+     * also waits for done to have run. For the proxy, which keeps serving meanwhile. */
+    int (*amo_async)(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo,
+                     void (*done)(void *arg, uint64_t tag, uint64_t value), void *arg, uint64_t tag);
     /* Data, then a 64-bit SET/ADD of the signal ordered after it. */
     int (*put_signal)(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len,
                       size_t sig_offset, uint64_t signal, int sig_op);

@@ -35,6 +35,22 @@ int gshmemi_transport_stub_amo(struct gshmemi_transport *tp, int pe, const struc
     return GSHMEMX_ERR_NOT_SUPPORTED;
 }
 
+int gshmemi_transport_amo_async_sync(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo,
+                                     void (*done)(void *arg, uint64_t tag, uint64_t value), void *arg, uint64_t tag)
+{
+    uint64_t value = 0;
+    int rc = tp->ops->amo(tp, pe, amo, &value);
+    if (rc == 0) done(arg, tag, value);
+    return rc;
+}
+
+int gshmemi_transport_stub_amo_async(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo,
+                                     void (*done)(void *arg, uint64_t tag, uint64_t value), void *arg, uint64_t tag)
+{
+    (void)tp, (void)pe, (void)amo, (void)done, (void)arg, (void)tag;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+
 int gshmemi_transport_stub_put_signal(struct gshmemi_transport *tp, int pe, size_t offset, const void *src,
                                       size_t len, size_t sig_offset, uint64_t signal, int sig_op)
 {
