@@ -42,8 +42,9 @@
  *     the same object (from any GPU or host thread of the job).
  *   - gshmemx_put*_signal*_block of up to 16 KiB uses hardware named barrier 15 among its
  *     first warps; do not use that barrier id around such calls.
- *   - A bad PE (out of range, or not reachable by load/store) prints a message naming
- *     both PEs and traps the kernel.
+ *   - A bad PE (out of range) prints a message naming both PEs and traps the kernel.
+ *     PEs the GPU cannot map (another node, GSHMEM_DISABLE_P2P) are reached through
+ *     the PE's proxy thread (README, "Across nodes").
  *   - Device waits spin without a timeout: a kernel waiting for a peer that never
  *     writes hangs the GPU until the job is killed (gshmemrun --timeout helps).
  */

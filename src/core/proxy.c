@@ -86,27 +86,22 @@ static int proxy_quiet_all(struct gshmemi_proxy *px)
     return rc;
 }
 
+static int proxy_copy(struct gshmemi_proxy *px, void *dst, const void *src, size_t len)
+{
 #ifdef GSHMEM_HAVE_CUDA
-static int proxy_copy(struct gshmemi_proxy *px, void *dst, const void *src, size_t len)
-{
-    if (px->host_mode) {
-        memcpy(dst, src, len);
-        return 0;
+    if (!px->host_mode) {
+        cudaError_t err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, (cudaStream_t)px->stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)px->stream);
+        if (err == cudaSuccess) return 0;
+        GSHMEMI_ERROR(CUDA, "proxy: copy of %zu bytes failed: %s", len, cudaGetErrorString(err));
+        return GSHMEMX_ERR_CUDA;
     }
-    cudaError_t err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, (cudaStream_t)px->stream);
-    if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)px->stream);
-    if (err == cudaSuccess) return 0;
-    GSHMEMI_ERROR(CUDA, "proxy: copy of %zu bytes failed: %s", len, cudaGetErrorString(err));
-    return GSHMEMX_ERR_CUDA;
-}
 #else
-static int proxy_copy(struct gshmemi_proxy *px, void *dst, const void *src, size_t len)
-{
     (void)px;
+#endif
     memcpy(dst, src, len);
     return 0;
 }
-#endif
 
 /* EXCHANGE: local[0, len) and the peer's [offset, offset + len) trade contents, a
  * chunk at a time through host memory: get theirs, put ours, store theirs. Nobody
@@ -155,62 +150,52 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
     if (r->pe < 0 || r->pe >= st->n_pes) return GSHMEMX_ERR_INVALID_ARG;
     struct gshmemi_transport *tp = st->transport_of_pe[r->pe];
     void *local = (void *)(uintptr_t)r->local;
+    ptrdiff_t iput_src_stride = (ptrdiff_t)r->extra, iget_dst_stride = (ptrdiff_t)r->operand;
     uint64_t word = r->operand;
     int64_t span = gshmemi_proxy_req_span(r);
+    int incoming = r->op == GSHMEMI_PROXY_GET || r->op == GSHMEMI_PROXY_IGET;
     if (span < 0) return GSHMEMX_ERR_INVALID_ARG;
-    if (span > 0) { /* the bytes travel in the ring: local is the bounce buffer, packed */
-        uint64_t bytes = proxy_data_bytes(r);
-        int incoming = r->op == GSHMEMI_PROXY_GET || r->op == GSHMEMI_PROXY_IGET;
+    if (span > 0) { /* the bytes travel in the ring: the local side is the bounce buffer, packed */
         int outgoing = r->op == GSHMEMI_PROXY_PUT || r->op == GSHMEMI_PROXY_PUT_SIGNAL || r->op == GSHMEMI_PROXY_IPUT;
+        uint64_t bytes = proxy_data_bytes(r);
         if (!(incoming || outgoing) || bytes > (uint64_t)span * GSHMEMI_PROXY_DATA_BYTES) return GSHMEMX_ERR_INVALID_ARG;
         local = px->bounce;
+        iput_src_stride = iget_dst_stride = r->width;
         if (outgoing) gshmemi_proxy_ring_copy_data(&px->ring, px->cons.head, local, bytes, 0);
-        int rc;
-        switch (r->op) {
-        case GSHMEMI_PROXY_PUT: return tp->ops->put(tp, r->pe, r->offset, local, r->len);
-        case GSHMEMI_PROXY_PUT_SIGNAL:
-            return tp->ops->put_signal(tp, r->pe, r->offset, local, r->len, r->extra, r->operand, r->sub);
-        case GSHMEMI_PROXY_IPUT:
-            return tp->ops->iput(tp, r->pe, r->offset, (ptrdiff_t)r->operand, local, r->width, r->width, r->len);
-        case GSHMEMI_PROXY_GET: rc = tp->ops->get(tp, r->pe, local, r->offset, r->len); break;
-        default: /* IGET */
-            rc = tp->ops->iget(tp, r->pe, local, r->width, r->offset, (ptrdiff_t)r->extra, r->width, r->len);
-            break;
-        }
-        if (rc == 0) gshmemi_proxy_ring_copy_data(&px->ring, px->cons.head, local, bytes, 1);
-        return rc;
     }
+    int rc;
     switch (r->op) {
-    case GSHMEMI_PROXY_PUT:
-        return (r->flags & GSHMEMI_PROXY_F_NBI) ? tp->ops->put_nbi(tp, r->pe, r->offset, local, r->len)
-                                                : tp->ops->put(tp, r->pe, r->offset, local, r->len);
-    case GSHMEMI_PROXY_GET: return tp->ops->get(tp, r->pe, local, r->offset, r->len);
+    case GSHMEMI_PROXY_PUT: /* the bounce buffer is reused at once: blocking */
+        rc = (r->flags & GSHMEMI_PROXY_F_NBI) && span == 0 ? tp->ops->put_nbi(tp, r->pe, r->offset, local, r->len)
+                                                           : tp->ops->put(tp, r->pe, r->offset, local, r->len);
+        break;
+    case GSHMEMI_PROXY_GET: rc = tp->ops->get(tp, r->pe, local, r->offset, r->len); break;
     case GSHMEMI_PROXY_PUT_INLINE:
         if (r->len > sizeof(word)) return GSHMEMX_ERR_INVALID_ARG;
         return tp->ops->put(tp, r->pe, r->offset, &word, r->len); /* little-endian: the low bytes */
-    case GSHMEMI_PROXY_GET_INLINE: {
+    case GSHMEMI_PROXY_GET_INLINE:
         if (r->len > sizeof(word)) return GSHMEMX_ERR_INVALID_ARG;
         word = 0;
-        int rc = tp->ops->get(tp, r->pe, &word, r->offset, r->len);
+        rc = tp->ops->get(tp, r->pe, &word, r->offset, r->len);
         *result = word;
         return rc;
-    }
     case GSHMEMI_PROXY_IPUT:
-        return tp->ops->iput(tp, r->pe, r->offset, (ptrdiff_t)r->operand, local, (ptrdiff_t)r->extra, r->width,
-                             r->len);
+        rc = tp->ops->iput(tp, r->pe, r->offset, (ptrdiff_t)r->operand, local, iput_src_stride, r->width, r->len);
+        break;
     case GSHMEMI_PROXY_IGET:
-        return tp->ops->iget(tp, r->pe, local, (ptrdiff_t)r->operand, r->offset, (ptrdiff_t)r->extra, r->width,
-                             r->len);
+        rc = tp->ops->iget(tp, r->pe, local, iget_dst_stride, r->offset, (ptrdiff_t)r->extra, r->width, r->len);
+        break;
     case GSHMEMI_PROXY_AMO: {
         struct gshmemi_amo amo = {r->sub, r->width, r->offset, r->operand, r->extra};
         if ((r->flags & GSHMEMI_PROXY_F_FETCH) && (r->flags & GSHMEMI_PROXY_F_RESULT)) {
-            int rc = tp->ops->amo_async(tp, r->pe, &amo, proxy_amo_done, px, px->cons.head);
+            rc = tp->ops->amo_async(tp, r->pe, &amo, proxy_amo_done, px, px->cons.head);
             return rc ? rc : PROXY_LATER;
         }
         return tp->ops->amo(tp, r->pe, &amo, (r->flags & GSHMEMI_PROXY_F_FETCH) ? result : NULL);
     }
     case GSHMEMI_PROXY_PUT_SIGNAL:
-        return tp->ops->put_signal(tp, r->pe, r->offset, local, r->len, r->extra, r->operand, r->sub);
+        rc = tp->ops->put_signal(tp, r->pe, r->offset, local, r->len, r->extra, r->operand, r->sub);
+        break;
     case GSHMEMI_PROXY_SIGNAL: {
         struct gshmemi_amo amo = {r->sub == GSHMEM_SIGNAL_ADD ? GSHMEMI_AMO_ADD : GSHMEMI_AMO_SET, 8, r->offset,
                                   r->operand, 0};
@@ -219,6 +204,9 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
     case GSHMEMI_PROXY_EXCHANGE: return proxy_exchange(px, tp, r);
     default: return GSHMEMX_ERR_INVALID_ARG;
     }
+    if (rc == 0 && span > 0 && incoming)
+        gshmemi_proxy_ring_copy_data(&px->ring, px->cons.head, local, proxy_data_bytes(r), 1);
+    return rc;
 }
 
 /* Serves every request visible now, in order; returns how many tickets they held. */
@@ -323,22 +311,30 @@ static int proxy_find_peers(struct gshmemi_state *st, struct gshmemi_proxy *px)
     return peers;
 }
 
+/* Slots, completions and the tail word, in that order, in one allocation. */
+#define PROXY_RING_BYTES \
+    (PROXY_SLOTS * (sizeof(struct gshmemi_proxy_req) + sizeof(struct gshmemi_proxy_completion)) + 64)
+
+/* The ring laid out at mem (host or device addresses of the same bytes). */
+static struct gshmemi_proxy_ring proxy_ring_at(char *mem, struct gshmemi_proxy_counters *counters, uint64_t timeout_ns)
+{
+    char *comps = mem + PROXY_SLOTS * sizeof(struct gshmemi_proxy_req);
+    return (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)mem, (struct gshmemi_proxy_completion *)comps,
+                                       (uint64_t *)(comps + PROXY_SLOTS * sizeof(struct gshmemi_proxy_completion)),
+                                       counters, PROXY_SLOTS, 0, timeout_ns};
+}
+
 /* Tests: the same layout in ordinary memory, counters included (CPU producers). */
 static int proxy_alloc_host(struct gshmemi_state *st, struct gshmemi_proxy *px)
 {
-    size_t slots = PROXY_SLOTS * sizeof(struct gshmemi_proxy_req);
-    size_t comps = PROXY_SLOTS * sizeof(struct gshmemi_proxy_completion);
-    size_t bytes = slots + comps + 64 + sizeof(struct gshmemi_proxy_counters);
+    size_t bytes = PROXY_RING_BYTES + sizeof(struct gshmemi_proxy_counters);
     px->host_mode = 1;
     px->host_mem = aligned_alloc(64, bytes);
     if (!px->host_mem) return GSHMEMX_ERR_NOMEM;
     memset(px->host_mem, 0, bytes);
     char *h = px->host_mem;
-    px->ring = (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)h,
-                                           (struct gshmemi_proxy_completion *)(h + slots),
-                                           (uint64_t *)(h + slots + comps),
-                                           (struct gshmemi_proxy_counters *)(h + slots + comps + 64),
-                                           PROXY_SLOTS, 0, (uint64_t)(st->env.timeout * 1e9)};
+    px->ring = proxy_ring_at(h, (struct gshmemi_proxy_counters *)(h + PROXY_RING_BYTES),
+                             (uint64_t)(st->env.timeout * 1e9));
     px->dring = px->ring;
     return 0;
 }
@@ -346,9 +342,7 @@ static int proxy_alloc_host(struct gshmemi_state *st, struct gshmemi_proxy *px)
 #ifdef GSHMEM_HAVE_CUDA
 static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
 {
-    size_t slots = PROXY_SLOTS * sizeof(struct gshmemi_proxy_req);
-    size_t comps = PROXY_SLOTS * sizeof(struct gshmemi_proxy_completion);
-    size_t bytes = slots + comps + 64;
+    size_t bytes = PROXY_RING_BYTES;
     void *dhost = NULL;
     cudaError_t err = cudaSetDevice(st->device);
     if (err == cudaSuccess) err = cudaHostAlloc(&px->host_mem, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
@@ -362,16 +356,8 @@ static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
                       cudaGetErrorString(err));
         return GSHMEMX_ERR_CUDA;
     }
-    char *h = px->host_mem, *d = dhost;
-    px->ring = (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)h,
-                                           (struct gshmemi_proxy_completion *)(h + slots),
-                                           (uint64_t *)(h + slots + comps),
-                                           NULL, PROXY_SLOTS, 0, 0};
-    px->dring = (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)d,
-                                            (struct gshmemi_proxy_completion *)(d + slots),
-                                            (uint64_t *)(d + slots + comps),
-                                            px->dev_mem, PROXY_SLOTS, 0,
-                                            (uint64_t)(st->env.timeout * 1e9)};
+    px->ring = proxy_ring_at(px->host_mem, NULL, 0); /* the proxy's view: no counters, no timeout */
+    px->dring = proxy_ring_at(dhost, px->dev_mem, (uint64_t)(st->env.timeout * 1e9));
     return 0;
 }
 

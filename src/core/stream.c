@@ -24,7 +24,6 @@ struct gshmemi_state *gshmemi_stream_state(const char *fn)
     gshmemi_fatal(st, GSHMEMX_ERR_NOT_SUPPORTED);
 }
 
-/* pe's copy of the heap byte at offset, as mapped in this PE's GPU address space. */
 /* pe's heap at offset as this GPU maps it, or NULL for a PROXY peer (the proxy then
  * carries the call: stream_proxy). */
 static char *stream_peer_addr(struct gshmemi_state *st, const char *fn, int pe, size_t offset)
@@ -38,21 +37,19 @@ static char *stream_peer_addr(struct gshmemi_state *st, const char *fn, int pe, 
     return addr;
 }
 
-static void stream_check(struct gshmemi_state *st, const char *fn, int err, int pe);
-
-/* A one-thread kernel posts the call to the proxy's ring, in stream order. */
-static void stream_proxy(struct gshmemi_state *st, const char *fn, struct gshmemi_stream_proxy_args args,
-                         struct CUstream_st *stream)
-{
-    stream_check(st, fn, gshmemi_stream_proxy(st->device, &args, stream), args.pe);
-}
-
 static void stream_check(struct gshmemi_state *st, const char *fn, int err, int pe)
 {
     if (err == 0) return;
     GSHMEMI_ERROR(CUDA, "%s: PE %d (peer PE %d): enqueuing on the stream failed: %s", fn, st->my_pe, pe,
                   gshmemi_stream_error_string(err));
     gshmemi_fatal(st, GSHMEMX_ERR_CUDA);
+}
+
+/* A one-thread kernel posts the call to the proxy's ring, in stream order. */
+static void stream_proxy(struct gshmemi_state *st, const char *fn, struct gshmemi_stream_proxy_args args,
+                         struct CUstream_st *stream)
+{
+    stream_check(st, fn, gshmemi_stream_proxy(st->device, &args, stream), args.pe);
 }
 
 static void stream_check_sig_op(struct gshmemi_state *st, const char *fn, int sig_op, int pe)

@@ -13,13 +13,6 @@
 #ifdef GSHMEM_HAVE_CUDA
 #include "device/stream_coll.h"
 
-/* The team; NULL (logged) when it is not a team of this PE. Members the GPU cannot map
- * are reached through the proxy by the kernels (device_coll.cuh). */
-static const struct gshmemi_team *coll_team(struct gshmemi_state *st, gshmem_team_t team, const char *fn)
-{
-    return gshmemi_team_get(st, team, fn);
-}
-
 static struct gshmemi_stream_coll_args coll_args(const struct gshmemi_state *st, const struct gshmemi_team *t,
                                                  gshmem_team_t team, int kind)
 {
@@ -58,7 +51,7 @@ static void coll_buffers(struct gshmemi_state *st, const char *fn, struct gshmem
 static int coll_sync(const char *fn, gshmem_team_t team, int kind, struct CUstream_st *stream)
 {
     struct gshmemi_state *st = gshmemi_stream_state(fn);
-    const struct gshmemi_team *t = coll_team(st, team, fn);
+    const struct gshmemi_team *t = gshmemi_team_get(st, team, fn);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     struct gshmemi_stream_coll_args args = coll_args(st, t, team, kind);
     return coll_launch(st, fn, &args, stream);
@@ -78,7 +71,7 @@ int gshmemx_broadcastmem_on_stream(gshmem_team_t team, void *dest, const void *s
                                    struct CUstream_st *stream)
 {
     struct gshmemi_state *st = gshmemi_stream_state(__func__);
-    const struct gshmemi_team *t = coll_team(st, team, __func__);
+    const struct gshmemi_team *t = gshmemi_team_get(st, team, __func__);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     if (PE_root < 0 || PE_root >= t->size) {
         GSHMEMI_ERROR(SYNC, "%s: PE_root=%d is not a PE of team %d (%d PEs) (PE %d)", __func__, PE_root, (int)team,
@@ -99,7 +92,7 @@ static int coll_blocks(const char *fn, gshmem_team_t team, void *dest, const voi
                        struct CUstream_st *stream)
 {
     struct gshmemi_state *st = gshmemi_stream_state(fn);
-    const struct gshmemi_team *t = coll_team(st, team, fn);
+    const struct gshmemi_team *t = gshmemi_team_get(st, team, fn);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     if (nelems == 0) return 0;
     size_t all = gshmemi_api_bytes(st, fn, nelems, (size_t)t->size);
@@ -128,7 +121,7 @@ int gshmemx_collectmem_on_stream(gshmem_team_t team, void *dest, const void *sou
                                  struct CUstream_st *stream)
 {
     struct gshmemi_state *st = gshmemi_stream_state(__func__);
-    const struct gshmemi_team *t = coll_team(st, team, __func__);
+    const struct gshmemi_team *t = gshmemi_team_get(st, team, __func__);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     struct gshmemi_stream_coll_args args = coll_args(st, t, team, GSHMEMI_STREAM_COLL_COLLECT);
     if (nelems) coll_buffers(st, __func__, &args, dest, nelems, source, nelems, 0);
@@ -141,7 +134,7 @@ static int coll_reduce(const char *fn, gshmem_team_t team, void *dest, const voi
                        size_t elem, int type, int op, struct CUstream_st *stream)
 {
     struct gshmemi_state *st = gshmemi_stream_state(fn);
-    const struct gshmemi_team *t = coll_team(st, team, fn);
+    const struct gshmemi_team *t = gshmemi_team_get(st, team, fn);
     if (!t) return GSHMEMX_ERR_INVALID_ARG;
     if (nreduce == 0) return 0;
     size_t bytes = gshmemi_api_bytes(st, fn, nreduce, elem);

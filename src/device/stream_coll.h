@@ -49,9 +49,9 @@ enum gshmemi_reduce_type {
     GSHMEMI_REDUCE_DOUBLE
 };
 
-/* One collective, checked by the caller: the team is valid with this PE a member and
- * every member reachable by load/store, addresses lie in the device heap, the root
- * is a member. */
+/* One collective, checked by the caller: the team is valid with this PE a member,
+ * addresses lie in the device heap, the root is a member. Members the GPU cannot map
+ * are reached through the proxy. */
 struct gshmemi_stream_coll_args {
     uint64_t dest;       /* this PE's dest and source (device heap addresses) */
     uint64_t source;

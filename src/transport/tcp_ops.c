@@ -182,15 +182,21 @@ static int tcp_iget(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t d
     return 0;
 }
 
+static struct gshmemi_tcp_frame tcp_amo_frame(const struct tcp_transport *t, const struct gshmemi_amo *amo, int fetch)
+{
+    struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_AMO, t->heap_index);
+    f.aux = gshmemi_tcp_amo_aux(amo->op, amo->width, fetch);
+    f.offset = amo->offset;
+    f.arg0 = amo->operand;
+    f.arg1 = amo->compare;
+    return f;
+}
+
 static int tcp_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo, uint64_t *fetched)
 {
     struct tcp_transport *t = tcp_of(tp);
     struct tcp_net *net = t->net;
-    struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_AMO, t->heap_index);
-    f.aux = gshmemi_tcp_amo_aux(amo->op, amo->width, fetched != NULL);
-    f.offset = amo->offset;
-    f.arg0 = amo->operand;
-    f.arg1 = amo->compare;
+    struct gshmemi_tcp_frame f = tcp_amo_frame(t, amo, fetched != NULL);
     struct tcp_conn *c = tcp_conn(net, pe);
     if (!fetched) {
         int rc = gshmemi_tcp_send(net, c, &f, NULL);
@@ -212,11 +218,7 @@ static int tcp_amo_async(struct gshmemi_transport *tp, int pe, const struct gshm
 {
     struct tcp_transport *t = tcp_of(tp);
     struct tcp_net *net = t->net;
-    struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_AMO, t->heap_index);
-    f.aux = gshmemi_tcp_amo_aux(amo->op, amo->width, 1);
-    f.offset = amo->offset;
-    f.arg0 = amo->operand;
-    f.arg1 = amo->compare;
+    struct gshmemi_tcp_frame f = tcp_amo_frame(t, amo, 1);
     struct tcp_conn *c = tcp_conn(net, pe);
     int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_VALUE, pe);
     struct tcp_slot *slot = &net->slots[s];

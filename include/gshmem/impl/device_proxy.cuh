@@ -88,6 +88,12 @@ __device__ __forceinline__ bool proxy_addressable(const void *local)
     return __isGlobal(local);
 }
 
+/* A put small enough to travel in data slots even from global memory. */
+__device__ __forceinline__ bool proxy_small_put(size_t n)
+{
+    return n <= GSHMEMI_PROXY_SMALL_PUT;
+}
+
 __device__ __forceinline__ uint64_t proxy_span(size_t bytes)
 {
     return (bytes + GSHMEMI_PROXY_DATA_BYTES - 1) / GSHMEMI_PROXY_DATA_BYTES;
@@ -171,7 +177,7 @@ __device__ __noinline__ void proxy_rma(int op, bool nbi, const void *remote, con
 {
     scope_sync<S>(); /* a put's source is written by the whole group */
     if (scope_rank<S>() == 0 && n) {
-        if (!proxy_addressable(local) || (op == GSHMEMI_PROXY_PUT && n <= GSHMEMI_PROXY_SMALL_PUT)) {
+        if (!proxy_addressable(local) || (op == GSHMEMI_PROXY_PUT && proxy_small_put(n))) {
             proxy_data_rma(op, remote, (char *)local, n, pe, NULL);
         } else {
             gshmemi_proxy_req r = proxy_req(op, nbi ? GSHMEMI_PROXY_F_NBI : 0, pe, remote);
@@ -226,7 +232,7 @@ __device__ __noinline__ void proxy_put_signal(const void *dest, const void *sour
         r.sub = (uint8_t)sig_op;
         r.operand = signal;
         r.extra = heap_offset(sig_addr);
-        if (n > 0 && (!proxy_addressable(source) || n <= GSHMEMI_PROXY_SMALL_PUT)) {
+        if (n > 0 && (!proxy_addressable(source) || proxy_small_put(n))) {
             proxy_data_rma(GSHMEMI_PROXY_PUT, dest, (char *)source, n, pe, &r);
         } else {
             r.local = (uint64_t)(uintptr_t)source;
