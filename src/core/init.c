@@ -109,10 +109,26 @@ static int init_host_heap(struct gshmemi_state *st)
     return rc != 0 ? rc : init_report_fallback(st);
 }
 
+/* CUDA loads a kernel at its first launch by default (lazy loading), and such a load can
+ * wait for the GPU's running kernels. A running kernel may be waiting on the proxy
+ * thread, whose CUDA copies then stall behind the load: every PE hangs (an H200 showed
+ * it on the first kernel launched behind an on-stream put through the proxy). So when a
+ * proxy is likely (GSHMEM_DISABLE_P2P, or PEs on other nodes) and the user has not
+ * chosen, gshmem asks for eager loading before its first CUDA call. It takes effect only
+ * where CUDA is not initialised yet; the proxy warns otherwise. */
+static void init_module_loading(struct gshmemi_state *st)
+{
+    if (st->env.heap == GSHMEMI_HEAP_HOST || getenv("CUDA_MODULE_LOADING")) return;
+    if (!st->env.disable_p2p && st->boot.local_nranks == st->n_pes) return;
+    if (setenv("CUDA_MODULE_LOADING", "EAGER", 0) == 0)
+        GSHMEMI_INFO(INIT, "CUDA_MODULE_LOADING=EAGER: some peers will be reached through the proxy");
+}
+
 /* GSHMEM_HEAP=auto picks the device heap when a GPU is usable. */
 static int init_heap(struct gshmemi_state *st)
 {
     char why[256] = "";
+    init_module_loading(st);
     int gpus = st->env.heap == GSHMEMI_HEAP_HOST ? 0 : gshmemi_cuda_probe(why, sizeof(why));
     st->device = -1;
     if (st->env.heap == GSHMEMI_HEAP_DEVICE && gpus == 0) {

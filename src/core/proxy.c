@@ -16,6 +16,7 @@
 #include <time.h>
 
 #ifdef GSHMEM_HAVE_CUDA
+#include "device/cuda_driver.h"
 #include "device/host_kernels.h"
 
 #include <cuda_runtime_api.h>
@@ -479,7 +480,17 @@ int gshmemi_proxy_init(struct gshmemi_state *st)
 {
     st->proxy = NULL;
     if (st->heap.kind != GSHMEMI_HEAP_KIND_DEVICE) return 0;
-    return proxy_create(st, 0);
+    int rc = proxy_create(st, 0);
+#ifdef GSHMEM_HAVE_CUDA
+    /* init.c (init_module_loading) asks for eager loading where it still can. */
+    if (rc == 0 && st->proxy && gshmemi_cuda_lazy_loading())
+        GSHMEMI_WARN(TRANSPORT, "PE %d: CUDA loads kernels lazily in this process (CUDA_MODULE_LOADING=%s) and some "
+                                "peers are reached through the proxy: a kernel launched for the first time while "
+                                "a proxied call is in flight can hang every PE. Set CUDA_MODULE_LOADING=EAGER, or "
+                                "call gshmem_init before the process's first CUDA call",
+                     st->my_pe, getenv("CUDA_MODULE_LOADING") ? getenv("CUDA_MODULE_LOADING") : "unset, LAZY by default");
+#endif
+    return rc;
 }
 
 int gshmemi_proxy_init_host(struct gshmemi_state *st)

@@ -48,3 +48,10 @@ const char *gshmemi_cuda_driver_error(CUresult rc)
     snprintf(text, sizeof(text), "CUresult %d (%s)", (int)rc, desc ? desc : "unknown");
     return text;
 }
+
+int gshmemi_cuda_lazy_loading(void)
+{
+    const struct gshmemi_cuda_driver *cu = gshmemi_cuda_driver(NULL, 0);
+    CUmoduleLoadingMode mode;
+    return cu && cu->cuModuleGetLoadingMode(&mode) == CUDA_SUCCESS && mode == CU_MODULE_LAZY_LOADING;
+}

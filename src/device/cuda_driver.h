@@ -13,7 +13,8 @@
 #define GSHMEMI_CUDA_DRIVER_TABLE(X)                                                              \
     X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetAttribute) X(cuMemGetAllocationGranularity)  \
     X(cuMemCreate) X(cuMemRelease) X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle) \
-    X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)
+    X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)         \
+    X(cuModuleGetLoadingMode)
 
 struct gshmemi_cuda_driver {
 #define GSHMEMI_CUDA_DRIVER_FIELD(name) __typeof__(&name) name;
@@ -24,6 +25,10 @@ struct gshmemi_cuda_driver {
 /* Resolves every entry point once; NULL with the reason in why when the driver is
  * missing or too old. */
 const struct gshmemi_cuda_driver *gshmemi_cuda_driver(char *why, size_t whylen);
+
+/* 1 when CUDA loads kernels lazily (at their first launch) in this process, 0 when
+ * eagerly or unknown. */
+int gshmemi_cuda_lazy_loading(void);
 
 /* "cuMemCreate failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)" style text. */
 const char *gshmemi_cuda_driver_error(CUresult rc);
