@@ -134,11 +134,8 @@ static int tcp_apply_iput(struct tcp_net *net, struct tcp_conn *c, struct gshmem
     char *base = (char *)h->base + f->offset;
     struct tcp_cuda *cu = NULL;
     if (rc == 0 && h->kind == GSHMEMI_HEAP_KIND_DEVICE) rc = tcp_rx_cuda(net, &cu);
-    for (uint64_t i = 0; rc == 0 && i < n; i++) {
-        char *dst = base + (int64_t)i * stride;
-        if (cu) rc = gshmemi_tcp_cuda_memcpy(cu, dst, buf + i * elem, elem);
-        else memcpy(dst, buf + i * elem, elem);
-    }
+    if (rc == 0 && cu) rc = gshmemi_tcp_cuda_strided(cu, buf, base, stride, elem, n, 1);
+    for (uint64_t i = 0; rc == 0 && !cu && i < n; i++) memcpy(base + (int64_t)i * stride, buf + i * elem, elem);
     free(buf);
     return rc;
 }
@@ -169,11 +166,8 @@ static int tcp_apply_get(struct tcp_net *net, struct tcp_conn *c, struct gshmemi
     }
     char *buf = malloc(len ? len : 1);
     if (!buf) return GSHMEMX_ERR_NOMEM;
-    for (uint64_t i = 0; rc == 0 && i < n; i++) {
-        const char *from = src + (int64_t)i * stride;
-        if (cu) rc = gshmemi_tcp_cuda_memcpy(cu, buf + i * elem, from, elem);
-        else memcpy(buf + i * elem, from, elem);
-    }
+    if (rc == 0 && cu) rc = gshmemi_tcp_cuda_strided(cu, buf, (char *)src, stride, elem, n, 0);
+    for (uint64_t i = 0; rc == 0 && !cu && i < n; i++) memcpy(buf + i * elem, src + (int64_t)i * stride, elem);
     if (rc == 0) rc = gshmemi_tcp_answer(net, c, &a, buf);
     free(buf);
     return rc;
@@ -262,11 +256,9 @@ int gshmemi_tcp_complete(struct tcp_net *net, struct tcp_conn *c, const struct g
             if (rc == 0 && slot->dst_device) rc = tcp_rx_cuda(net, &cu);
             size_t elem = slot->elem ? slot->elem : f->length, n = elem ? f->length / elem : 0;
             ptrdiff_t stride = slot->elem ? slot->dst_stride : (ptrdiff_t)elem;
-            for (size_t i = 0; rc == 0 && i < n; i++) {
-                char *dst = (char *)slot->dst + (ptrdiff_t)i * stride;
-                if (cu) rc = gshmemi_tcp_cuda_memcpy(cu, dst, buf + i * elem, elem);
-                else memcpy(dst, buf + i * elem, elem);
-            }
+            if (rc == 0 && cu) rc = gshmemi_tcp_cuda_strided(cu, buf, slot->dst, stride, elem, n, 1);
+            for (size_t i = 0; rc == 0 && !cu && i < n; i++)
+                memcpy((char *)slot->dst + (ptrdiff_t)i * stride, buf + i * elem, elem);
             free(buf);
         }
     }

@@ -107,11 +107,36 @@ int gshmemi_tcp_cuda_sync(struct tcp_cuda *cu)
     return tcp_cuda_check(cudaStreamSynchronize(cu->stream), "stream synchronize");
 }
 
-int gshmemi_tcp_cuda_memcpy(struct tcp_cuda *cu, void *dst, const void *src, size_t len)
+static int tcp_cuda_memcpy(struct tcp_cuda *cu, void *dst, const void *src, size_t len)
 {
     cudaError_t err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, cu->stream);
     if (err == cudaSuccess) err = cudaStreamSynchronize(cu->stream);
     return tcp_cuda_check(err, "copy");
+}
+
+/* Strides a 2D copy takes: at least the element (no overlap), at most this. */
+#define TCP_CUDA_MAX_PITCH ((ptrdiff_t)1 << 30)
+
+int gshmemi_tcp_cuda_strided(struct tcp_cuda *cu, char *packed, char *device, ptrdiff_t stride, size_t elem, size_t n,
+                             int to_device)
+{
+    if (n == 0) return 0;
+    if (stride < (ptrdiff_t)elem || stride > TCP_CUDA_MAX_PITCH) { /* negative, overlapping or huge: one by one */
+        int rc = 0;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            char *d = device + (ptrdiff_t)i * stride;
+            rc = to_device ? tcp_cuda_memcpy(cu, d, packed + i * elem, elem)
+                           : tcp_cuda_memcpy(cu, packed + i * elem, d, elem);
+        }
+        return rc;
+    }
+    /* One copy of n rows of elem bytes: the copy engines do strided copies themselves. */
+    cudaError_t err = to_device ? cudaMemcpy2DAsync(device, (size_t)stride, packed, elem, elem, n, cudaMemcpyDefault,
+                                                    cu->stream)
+                                : cudaMemcpy2DAsync(packed, elem, device, (size_t)stride, elem, n, cudaMemcpyDefault,
+                                                    cu->stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(cu->stream);
+    return tcp_cuda_check(err, to_device ? "strided copy into device memory" : "strided copy out of device memory");
 }
 
 int gshmemi_tcp_cuda_amo(struct tcp_cuda *cu, void *addr, int op, unsigned width, uint64_t operand, uint64_t compare,
@@ -153,9 +178,10 @@ int gshmemi_tcp_cuda_sync(struct tcp_cuda *cu)
     (void)cu;
     return GSHMEMX_ERR_NOT_SUPPORTED;
 }
-int gshmemi_tcp_cuda_memcpy(struct tcp_cuda *cu, void *dst, const void *src, size_t len)
+int gshmemi_tcp_cuda_strided(struct tcp_cuda *cu, char *packed, char *device, ptrdiff_t stride, size_t elem, size_t n,
+                             int to_device)
 {
-    (void)cu, (void)dst, (void)src, (void)len;
+    (void)cu, (void)packed, (void)device, (void)stride, (void)elem, (void)n, (void)to_device;
     return GSHMEMX_ERR_NOT_SUPPORTED;
 }
 int gshmemi_tcp_cuda_amo(struct tcp_cuda *cu, void *addr, int op, unsigned width, uint64_t operand, uint64_t compare,

@@ -149,9 +149,11 @@ void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i);
 /* Async copy on the staging stream, then an event on buffer i. kind: 0 H2D from stage i, 1 D2H into stage i. */
 int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device);
 int gshmemi_tcp_cuda_sync(struct tcp_cuda *cu);
-/* Plain synchronous copy on the staging stream (cudaMemcpyDefault). */
-int gshmemi_tcp_cuda_memcpy(struct tcp_cuda *cu, void *dst, const void *src, size_t len);
 /* One-thread atomic kernel on the staging stream; fetched (may be NULL) after a sync. */
+/* n elements of elem bytes between packed host memory and device memory stride bytes
+ * apart (to_device: packed -> device), synchronously. */
+int gshmemi_tcp_cuda_strided(struct tcp_cuda *cu, char *packed, char *device, ptrdiff_t stride, size_t elem, size_t n,
+                             int to_device);
 int gshmemi_tcp_cuda_amo(struct tcp_cuda *cu, void *addr, int op, unsigned width, uint64_t operand, uint64_t compare,
                          uint64_t *fetched);
 

@@ -129,8 +129,7 @@ static int tcp_gather(struct tcp_net *net, char *out, const char *src, ptrdiff_t
     }
     pthread_mutex_lock(&net->tx_stage_lock);
     int rc = net->tx_cuda ? 0 : gshmemi_tcp_cuda_create(net->device, (struct tcp_cuda **)&net->tx_cuda);
-    for (size_t i = 0; i < nelems && rc == 0; i++)
-        rc = gshmemi_tcp_cuda_memcpy(net->tx_cuda, out + i * elem, src + (ptrdiff_t)i * stride, elem);
+    if (rc == 0) rc = gshmemi_tcp_cuda_strided(net->tx_cuda, out, (char *)src, stride, elem, nelems, 0);
     pthread_mutex_unlock(&net->tx_stage_lock);
     return rc;
 }
