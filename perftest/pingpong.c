@@ -5,9 +5,11 @@
  *   put         gshmem_putmem of SIZE bytes, gshmem_fence, gshmem_long_p of a flag
  *   put_signal  gshmem_putmem_signal (SET) of SIZE bytes; gshmem_signal_wait_until
  *   fetch_add   PE 0 alone: a dependent chain of gshmem_uint64_atomic_fetch_add on PE 1
+ *   put_quiet   PE 0 alone: gshmem_putmem of 8 bytes to PE 1, then gshmem_quiet (remote
+ *               completion; over tcp a QUIET frame and its ACK)
  *
- * Ping-pongs report half the round trip; fetch_add reports the latency of one
- * operation. Every iteration is timed on PE 0: min, average, median and 99th
+ * Ping-pongs report half the round trip; fetch_add and put_quiet report the latency of
+ * one operation. Every iteration is timed on PE 0: min, average, median and 99th
  * percentile in microseconds. Received data is verified once per size (#wrong:
  * bytes that differ; 0 expected).
  *
@@ -90,7 +92,8 @@ static void print_header(const struct options *o)
     }
     printf("# gshmem-perf-pingpong: 2 PEs, heap %s, %ld warmup + %ld timed iterations\n",
            gshmemx_heap_kind(), o->warmup, o->iters);
-    printf("# p, put, put_signal: half round trip (one-way latency); fetch_add: one operation of a dependent chain\n");
+    printf("# p, put, put_signal: half round trip (one-way latency); fetch_add: one operation of a dependent chain; "
+           "put_quiet: one put + quiet\n");
     printf("%-11s %10s %8s %-14s %9s %9s %9s %9s %7s\n", "test", "size(B)", "iters", "measure", "min(us)",
            "avg(us)", "p50(us)", "p99(us)", "#wrong");
 }
@@ -188,6 +191,29 @@ static long fetch_add_chain(const struct options *o, double *samples)
     return wrong;
 }
 
+/* PE 0 alone: 8-byte puts of distinct values, each followed by a quiet. */
+static long put_quiet_chain(const struct options *o, double *samples)
+{
+    gshmem_barrier_all();
+    long total = o->warmup + o->iters;
+    if (g_me == 0) {
+        for (long i = 0; i < total; i++) {
+            uint64_t v = ((uint64_t)i << 8) | 0x5a;
+            double t0 = (perf_now_s() * 1e6);
+            gshmem_putmem(g_counter, &v, sizeof(v), 1);
+            gshmem_quiet();
+            double t1 = (perf_now_s() * 1e6);
+            if (i >= o->warmup) samples[i - o->warmup] = t1 - t0;
+        }
+    }
+    gshmem_barrier_all();
+    /* PE 1 checks the last value: every put landed in order. */
+    long wrong = g_me == 1 && *g_counter != ((((uint64_t)total - 1) << 8) | 0x5a);
+    if (g_me == 1) gshmem_long_p(g_wrong, wrong, 0);
+    gshmem_barrier_all();
+    return g_me == 0 ? *g_wrong : 0;
+}
+
 static void usage(const char *prog)
 {
     fprintf(stderr,
@@ -197,14 +223,14 @@ static void usage(const char *prog)
             "  -b SIZE   smallest put size (default 8)\n"
             "  -e SIZE   largest put size (default 4K)\n"
             "  -f N      size factor (default 2)\n"
-            "  -t LIST   tests, comma separated: p,put,put_signal,fetch_add (default all)\n"
+            "  -t LIST   tests, comma separated: p,put,put_signal,fetch_add,put_quiet (default all)\n"
             "  --csv     comma-separated output\n",
             prog);
 }
 
 int main(int argc, char **argv)
 {
-    struct options o = {1000, 10000, 8, 4096, 2, 0, "p,put,put_signal,fetch_add"};
+    struct options o = {1000, 10000, 8, 4096, 2, 0, "p,put,put_signal,fetch_add,put_quiet"};
     static const struct option longopts[] = {{"csv", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -265,6 +291,12 @@ int main(int argc, char **argv)
         long w = fetch_add_chain(&o, samples);
         if (g_me == 0)
             print_row(&o, "fetch_add", sizeof(uint64_t), "per-op", summarize(samples, o.iters, 1.0), w);
+        wrong_total += w;
+    }
+    if (perf_wants(o.tests, "put_quiet")) {
+        long w = put_quiet_chain(&o, samples);
+        if (g_me == 0)
+            print_row(&o, "put_quiet", sizeof(uint64_t), "per-op", summarize(samples, o.iters, 1.0), w);
         wrong_total += w;
     }
 
