@@ -13,12 +13,24 @@
 #ifdef GSHMEM_HAVE_CUDA
 #include "device/stream_coll.h"
 
-static struct gshmemi_stream_coll_args coll_args(const struct gshmemi_state *st, const struct gshmemi_team *t,
+/* Whether the GPU reaches some member only through the proxy. */
+static int team_proxied(struct gshmemi_state *st, const struct gshmemi_team *t)
+{
+    for (int i = 0; st->proxy && i < t->size; i++) {
+        int pe = gshmemi_team_world_pe(t, i);
+        struct gshmemi_transport *tp = st->transport_of_pe[pe];
+        if (!tp->ops->ptr(tp, pe, 0)) return 1;
+    }
+    return 0;
+}
+
+static struct gshmemi_stream_coll_args coll_args(struct gshmemi_state *st, const struct gshmemi_team *t,
                                                  gshmem_team_t team, int kind)
 {
     return (struct gshmemi_stream_coll_args){
         .timeout_ns = gshmemi_stream_timeout_ns(st),
-        .kind = kind, .team = team, .team_size = t->size, .my_index = t->my_index, .my_pe = st->my_pe};
+        .kind = kind, .team = team, .team_size = t->size, .my_index = t->my_index, .my_pe = st->my_pe,
+        .proxied = team_proxied(st, t)};
 }
 
 static int coll_launch(struct gshmemi_state *st, const char *fn, const struct gshmemi_stream_coll_args *args,

@@ -191,7 +191,10 @@ unsigned coll_blocks(const coll_args &a, int device)
 {
     uint64_t work = a.kind == GSHMEMI_STREAM_COLL_REDUCE ? 2 * a.nelems * reduce_elem_size(a.type)
                                                          : a.nelems * (uint64_t)a.team_size;
-    if (work <= COLL_SINGLE_BLOCK_BYTES) return 1;
+    /* With members behind the proxy one block: the proxy serves requests one at a time,
+     * and a full GPU of threads each polling the pinned ring only floods PCIe (on the
+     * H200 the on-stream reductions then stalled: the target's copies never completed). */
+    if (work <= COLL_SINGLE_BLOCK_BYTES || a.proxied) return 1;
     static int sm_count;
     int sms = __atomic_load_n(&sm_count, __ATOMIC_RELAXED);
     if (sms == 0) { /* an attribute query, allowed during a graph capture */

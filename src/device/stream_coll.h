@@ -65,6 +65,7 @@ struct gshmemi_stream_coll_args {
     int32_t op;          /* reductions: enum gshmemi_reduce_op */
     int32_t type;        /* reductions: enum gshmemi_reduce_type */
     int32_t my_pe;       /* for messages */
+    int32_t proxied;     /* some member is reached through the proxy: one block */
 };
 
 int gshmemi_stream_coll(int device, const struct gshmemi_stream_coll_args *args, struct CUstream_st *stream);
