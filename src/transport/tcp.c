@@ -224,12 +224,30 @@ int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_t
 
 /* ---- Receiving (service thread) ------------------------------------------------ */
 
+/* Moves up to len buffered bytes to p; returns how many. */
+static size_t tcp_take_buffered(struct tcp_conn *c, char *p, size_t len)
+{
+    size_t n = c->rx_len - c->rx_at < len ? c->rx_len - c->rx_at : len;
+    memcpy(p, c->rxbuf + c->rx_at, n);
+    c->rx_at += n;
+    if (c->rx_at == c->rx_len) c->rx_at = c->rx_len = 0;
+    return n;
+}
+
 int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t len)
 {
     char *p = buf;
-    double deadline = tcp_deadline(net);
-    while (len > 0) {
-        ssize_t r = recv(c->fd, p, len, MSG_DONTWAIT);
+    size_t n = tcp_take_buffered(c, p, len);
+    p += n;
+    len -= n;
+    double deadline = len ? tcp_deadline(net) : 0;
+    while (len > 0) { /* the buffer is empty here */
+        int direct = len >= sizeof(c->rxbuf);
+        ssize_t r = recv(c->fd, direct ? (void *)p : (void *)c->rxbuf, direct ? len : sizeof(c->rxbuf), MSG_DONTWAIT);
+        if (r > 0 && !direct) {
+            c->rx_len = (size_t)r;
+            r = (ssize_t)tcp_take_buffered(c, p, len);
+        }
         if (r > 0) {
             p += r;
             len -= (size_t)r;
@@ -262,7 +280,7 @@ int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t 
 static int tcp_service_frame(struct tcp_net *net, struct tcp_conn *c)
 {
     unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
-    if (atomic_load(&c->bye)) {
+    if (atomic_load(&c->bye) && c->rx_at == c->rx_len) {
         char probe;
         ssize_t r = recv(c->fd, &probe, 1, MSG_DONTWAIT | MSG_PEEK);
         if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return 1;
@@ -333,7 +351,10 @@ static void *tcp_service(void *arg)
             if (!pfd[i].revents) continue;
             last_activity = gshmemi_tcp_now();
             if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-                int rc = tcp_service_frame(net, c);
+                int rc;
+                do { /* every whole frame the last read brought in */
+                    rc = tcp_service_frame(net, c);
+                } while (rc == 0 && c->rx_at < c->rx_len && !atomic_load(&net->failed));
                 if (rc == 1) { /* clean close after BYE; the fd is closed with the net */
                     if (c->tx_held) pthread_mutex_unlock(&c->tx);
                     c->tx_held = 0;

@@ -31,6 +31,8 @@ struct gshmemi_heap;
 #define GSHMEMI_TCP_CHUNK ((size_t)1 << 20)
 /* Requests awaiting an answer, process-wide. */
 #define GSHMEMI_TCP_SLOTS 1024
+/* Receive buffer per connection: reads shorter than this go through it. */
+#define GSHMEMI_TCP_RXBUF 4096
 /* Outstanding chunk requests of one get. */
 #define GSHMEMI_TCP_GET_WINDOW 8
 
@@ -50,6 +52,10 @@ struct tcp_conn {
     atomic_int dirty;     /* requests sent since the last quiet */
     atomic_int bye;       /* the peer said BYE: its close is expected */
     char name[96];        /* "PE 3 at 198.18.0.11:40123" */
+    /* Service thread: bytes received but not yet consumed, rxbuf[rx_at, rx_len). Small
+     * reads fill it, so frames that arrive together (a put and its quiet) cost one recv. */
+    size_t rx_at, rx_len;
+    unsigned char rxbuf[GSHMEMI_TCP_RXBUF];
 };
 
 enum tcp_slot_state { TCP_SLOT_FREE, TCP_SLOT_WAITING, TCP_SLOT_DONE };
@@ -118,7 +124,9 @@ double gshmemi_tcp_now(void);
 int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload);
 /* The service thread's send: never blocks (queues instead). */
 int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload);
-/* Reads exactly len bytes from c (service thread), honouring the timeout. */
+/* Reads exactly len bytes from c (service thread), honouring the timeout: from the
+ * connection's receive buffer first, then short reads through it and long ones straight
+ * into buf. */
 int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t len);
 int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe);
 /* Waits for a slot's answer and frees it. 0 or a status (logged). */
