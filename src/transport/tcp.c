@@ -295,8 +295,9 @@ static int tcp_service_frame(struct tcp_net *net, struct tcp_conn *c)
         return GSHMEMX_ERR_PROTOCOL;
     }
     atomic_fetch_add_explicit(&net->frames_in, 1, memory_order_relaxed);
-    GSHMEMI_TRACE(TRANSPORT, "tcp: %s from %s: tag %llu, %u bytes, heap offset %llu", gshmemi_tcp_type_name(f.type),
-                  c->name, (unsigned long long)f.tag, f.length, (unsigned long long)f.offset);
+    GSHMEMI_TRACE(TRANSPORT, "tcp: %s from %s: tag %llu, %u bytes, heap offset %llu, aux 0x%x",
+                  gshmemi_tcp_type_name(f.type), c->name, (unsigned long long)f.tag, f.length,
+                  (unsigned long long)f.offset, (unsigned)f.aux);
     switch (f.type) {
     case GSHMEMI_TCP_DATA:
     case GSHMEMI_TCP_VALUE:
