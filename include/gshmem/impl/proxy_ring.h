@@ -170,11 +170,12 @@ GSHMEMI_RING_FN uint64_t gshmemi_ring_now_ns(void)
 }
 /* Polling host memory crosses PCIe: back off so many waiters do not flood it. ahead:
  * how many tickets are to be served before the waiter's (an estimate); a waiter near
- * the head polls every microsecond at most, one far behind up to every 64 us, so the
- * ring's waiters together poll at a rate that grows with the log of their number. */
+ * the head polls every microsecond at most, one k tickets behind every k us (the proxy
+ * needs about that long to get there), at most every 262 us, so the ring's waiters
+ * together poll at a rate that grows with the log of their number. */
 GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff, uint64_t ahead)
 {
-    unsigned cap = ahead >= 256 ? 65536u : ahead < 4 ? 1024u : (unsigned)ahead * 256u;
+    unsigned cap = ahead >= 256 ? 262144u : ahead < 4 ? 1024u : (unsigned)ahead * 1024u;
     __nanosleep(*backoff);
     *backoff = *backoff ? *backoff * 2 : 32;
     if (*backoff > cap) *backoff = cap;
@@ -221,24 +222,33 @@ GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff, uint64_t ahead)
 
 /* ---- Producer side (GPU threads; CPU threads in the unit test). ------------------- */
 
+/* Producers waiting for a slot this close to the first busy one read the tail in host
+ * memory; those further back mostly watch known_tail in device memory, which the
+ * front ones raise. With thousands of GPU threads waiting, reading host memory over
+ * PCIe from every one of them crowded out the traffic that serves the ring (the H200's
+ * atomic storms stalled). */
+#define GSHMEMI_RING_FRONT 64u
+
 /* Waits until ticket's slot is free. */
 GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slot(const struct gshmemi_proxy_ring *r, uint64_t ticket)
 {
-    if (ticket < gshmemi_ring_load_relaxed(&r->counters->known_tail) + r->nslots) return GSHMEMI_PROXY_RING_OK;
     uint64_t deadline = 0;
     unsigned backoff = 0;
     for (unsigned polls = 0;; polls++) {
-        uint64_t tail = gshmemi_ring_load_acquire(r->tail);
-        if (ticket < tail + r->nslots) {
-            gshmemi_ring_raise(&r->counters->known_tail, tail);
-            return GSHMEMI_PROXY_RING_OK;
+        uint64_t known = gshmemi_ring_load_relaxed(&r->counters->known_tail);
+        if (ticket < known + r->nslots) return GSHMEMI_PROXY_RING_OK;
+        int front = ticket < known + r->nslots + GSHMEMI_RING_FRONT;
+        if (front || (polls & 63u) == 63u) { /* the back rows look too now and then: none may be in front */
+            uint64_t tail = gshmemi_ring_load_acquire(r->tail);
+            if (tail > known) gshmemi_ring_raise(&r->counters->known_tail, tail);
+            if (ticket < tail + r->nslots) return GSHMEMI_PROXY_RING_OK;
         }
         if (r->timeout_ns && (polls & 15u) == 0) {
             uint64_t now = gshmemi_ring_now_ns();
             if (deadline == 0) deadline = now + r->timeout_ns;
             else if (now > deadline) return GSHMEMI_PROXY_RING_TIMEOUT;
         }
-        gshmemi_ring_pause(&backoff, ticket - (tail + r->nslots));
+        gshmemi_ring_pause(&backoff, ticket - (known + r->nslots));
     }
 }
 
