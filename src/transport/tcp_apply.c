@@ -41,7 +41,9 @@ static int tcp_rx_cuda(struct tcp_net *net, struct tcp_cuda **out)
         net->rx_cuda = rx;
     }
     *out = tcp_rx(net)->cuda;
-    return 0;
+    /* The staging is made on the thread that registers the heap; the service thread
+     * uses it, and its kernels and copies need the heap's GPU current. */
+    return gshmemi_tcp_cuda_bind(net->device);
 }
 
 int gshmemi_tcp_cuda_prepare(struct tcp_net *net)

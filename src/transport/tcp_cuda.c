@@ -51,6 +51,15 @@ int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p)
     return attr.type == cudaMemoryTypeDevice;
 }
 
+int gshmemi_tcp_cuda_bind(int device)
+{
+    static __thread int bound = -1;
+    if (device < 0 || bound == device) return 0;
+    int rc = tcp_cuda_check(cudaSetDevice(device), "cudaSetDevice");
+    if (rc == 0) bound = device;
+    return rc;
+}
+
 int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
 {
     struct tcp_cuda *cu = calloc(1, sizeof(*cu));
@@ -161,6 +170,11 @@ int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
     (void)device;
     *out = NULL;
     return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+int gshmemi_tcp_cuda_bind(int device)
+{
+    (void)device;
+    return 0;
 }
 void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu) { (void)cu; }
 void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i)

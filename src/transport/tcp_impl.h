@@ -151,6 +151,8 @@ int gshmemi_tcp_cuda_prepare(struct tcp_net *net);
 /* Staging: a pinned buffer pair with events for pipelined copies. */
 struct tcp_cuda;
 int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out);
+/* Makes device current for the calling thread (once per thread). */
+int gshmemi_tcp_cuda_bind(int device);
 void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu);
 /* Buffer i (0/1) once its previous copy has finished. */
 void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i);
