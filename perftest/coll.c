@@ -298,6 +298,7 @@ int main(int argc, char **argv)
     if (rc >= 0) return rc;
 
     gshmem_init();
+    if (perf_require_host_heap(argv[0])) return 2;
     g_me = gshmem_my_pe();
     g_n = gshmem_n_pes();
     int reduce = perf_wants(o.tests, "reduce");

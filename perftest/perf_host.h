@@ -2,9 +2,25 @@
 #ifndef GSHMEM_PERF_HOST_H
 #define GSHMEM_PERF_HOST_H
 
+#include <gshmem.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* After gshmem_init: these programs touch the heap from the CPU, so a device heap
+ * (GSHMEM_HEAP=auto with a GPU) is refused with a message instead of a crash.
+ * Nonzero: finalized, exit with 2. */
+static inline int perf_require_host_heap(const char *prog)
+{
+    if (strcmp(gshmemx_heap_kind(), "device") != 0) return 0;
+    if (gshmem_my_pe() == 0)
+        fprintf(stderr, "%s measures the host heap and this job has a device heap: run it with GSHMEM_HEAP=host "
+                        "(the GPU perftests, gshmem-perf-gpu-*, measure the device heap)\n", prog);
+    gshmem_finalize();
+    return 1;
+}
 
 static inline double perf_now_s(void)
 {

@@ -252,6 +252,7 @@ int main(int argc, char **argv)
     }
 
     gshmem_init();
+    if (perf_require_host_heap(argv[0])) return 2;
     g_me = gshmem_my_pe();
     if (gshmem_n_pes() != 2) {
         if (g_me == 0) fprintf(stderr, "gshmem-perf-pingpong needs exactly 2 PEs (got %d)\n", gshmem_n_pes());
