@@ -1,0 +1,150 @@
+/* The ibv transport's pure choices (src/transport/ibv_select.c): GSHMEM_IB_HCA lists
+ * and the GID a RoCE or InfiniBand port is addressed by. */
+#include "transport/ibv_select.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static struct gshmemi_ib_hca_filter parse_ok(const char *text)
+{
+    struct gshmemi_ib_hca_filter f;
+    char why[160] = "";
+    cr_assert_eq(gshmemi_ib_hca_parse(text, &f, why, sizeof(why)), 0, "\"%s\" should parse: %s", text, why);
+    return f;
+}
+
+Test(ib_hca, no_filter_allows_everything)
+{
+    struct gshmemi_ib_hca_filter f = parse_ok(NULL);
+    cr_expect_eq(f.count, 0);
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_0", 1));
+    f = parse_ok("");
+    cr_expect(gshmemi_ib_hca_allows(&f, "irdma3", 2));
+}
+
+Test(ib_hca, include_list_with_ports_and_prefixes)
+{
+    struct gshmemi_ib_hca_filter f = parse_ok("mlx5_0:1,mlx5_1,bnxt");
+    cr_assert_eq(f.count, 3);
+    cr_expect_str_eq(f.entry[0].name, "mlx5_0");
+    cr_expect_eq(f.entry[0].port, 1);
+    cr_expect_eq(f.entry[1].port, 0);
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_0", 1));
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "mlx5_0", 2), "only port 1 of mlx5_0 was named");
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_1", 2));
+    cr_expect(gshmemi_ib_hca_allows(&f, "bnxt_re0", 1), "without '=' a name matches the devices it prefixes");
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_10", 1), "mlx5_1 prefixes mlx5_10 without '='");
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "mlx5_2", 1));
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "irdma0", 1));
+}
+
+Test(ib_hca, exact_names)
+{
+    struct gshmemi_ib_hca_filter f = parse_ok("=mlx5_1,mlx5_3:2");
+    cr_expect(f.exact);
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_1", 1));
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "mlx5_10", 1), "'=' matches whole names only");
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_3", 2));
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "mlx5_3", 1));
+}
+
+Test(ib_hca, exclusion)
+{
+    struct gshmemi_ib_hca_filter f = parse_ok("^mlx5_2,mlx5_0:2");
+    cr_expect(f.exclude);
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "mlx5_2", 1));
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "mlx5_0", 2));
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_0", 1), "only port 2 of mlx5_0 was excluded");
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_1", 1));
+    f = parse_ok("^=mlx5_1");
+    cr_expect(f.exclude && f.exact);
+    cr_expect_not(gshmemi_ib_hca_allows(&f, "mlx5_1", 1));
+    cr_expect(gshmemi_ib_hca_allows(&f, "mlx5_11", 1));
+}
+
+Test(ib_hca, malformed_lists_are_refused_with_a_reason)
+{
+    static const char *const bad[] = {"mlx5_0,",      ",mlx5_0",       "mlx5_0,,mlx5_1", "^",        "=",
+                                      "mlx5_0:",      "mlx5_0:x",      "mlx5_0:0",       ":1",       "mlx5_0:256",
+                                      "mlx5_0 ,a",    "mlx5_0,^mlx5_1", "=^mlx5_0",      "a:1:2"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct gshmemi_ib_hca_filter f;
+        char why[160] = "";
+        cr_expect_eq(gshmemi_ib_hca_parse(bad[i], &f, why, sizeof(why)), -1, "\"%s\" should be refused", bad[i]);
+        cr_expect(strstr(why, "GSHMEM_IB_HCA") != NULL, "the reason names the variable: %s", why);
+        cr_expect_eq(f.count, 0, "\"%s\": nothing is kept from a refused list", bad[i]);
+    }
+    char longname[80];
+    memset(longname, 'm', 64);
+    longname[64] = '\0';
+    struct gshmemi_ib_hca_filter f;
+    char why[160];
+    cr_expect_eq(gshmemi_ib_hca_parse(longname, &f, why, sizeof(why)), -1, "a 64-byte name is too long");
+    char many[33 * 4 + 1] = "";
+    for (int i = 0; i < 33; i++) strcat(many, i ? ",d" : "d"), strcat(many, i % 2 ? "x" : "y");
+    cr_expect_eq(gshmemi_ib_hca_parse(many, &f, why, sizeof(why)), -1, "33 entries are too many");
+}
+
+/* A GID table entry: type and the address as 16 bytes. */
+static struct gshmemi_ib_gid gid(int index, int type, const char *hex32)
+{
+    struct gshmemi_ib_gid g = {.index = index, .type = type};
+    for (int i = 0; i < 16; i++) {
+        unsigned v;
+        sscanf(hex32 + 2 * i, "%2x", &v);
+        g.raw[i] = (uint8_t)v;
+    }
+    return g;
+}
+
+#define ZERO "00000000000000000000000000000000"
+#define LINK_LOCAL "fe800000000000000202c9fffe123456"
+#define V4_198_18_0_1 "00000000000000000000ffffc6120001"
+#define GLOBAL_V6 "20010db8000000000000000000000042"
+
+Test(ib_gid, roce_prefers_v2_ipv4_then_v2_ipv6_then_v1)
+{
+    char why[200];
+    /* The usual mlx5 RoCE table: v1 and v2 of the link-local address, then of the IPv4 one. */
+    struct gshmemi_ib_gid t[] = {gid(0, GSHMEMI_GID_ROCE_V1, LINK_LOCAL), gid(1, GSHMEMI_GID_ROCE_V2, LINK_LOCAL),
+                                 gid(2, GSHMEMI_GID_ROCE_V1, V4_198_18_0_1), gid(3, GSHMEMI_GID_ROCE_V2, V4_198_18_0_1)};
+    cr_expect_eq(gshmemi_ib_gid_choose(t, 4, 0, -1, why, sizeof(why)), 3);
+    struct gshmemi_ib_gid v6[] = {gid(0, GSHMEMI_GID_ROCE_V1, LINK_LOCAL), gid(1, GSHMEMI_GID_ROCE_V2, LINK_LOCAL),
+                                  gid(2, GSHMEMI_GID_ROCE_V2, ZERO), gid(5, GSHMEMI_GID_ROCE_V2, GLOBAL_V6)};
+    cr_expect_eq(gshmemi_ib_gid_choose(v6, 4, 0, -1, why, sizeof(why)), 5, "no IPv4: the global IPv6 v2 entry");
+    struct gshmemi_ib_gid v1[] = {gid(0, GSHMEMI_GID_ROCE_V2, LINK_LOCAL), gid(1, GSHMEMI_GID_ROCE_V1, LINK_LOCAL)};
+    cr_expect_eq(gshmemi_ib_gid_choose(v1, 2, 0, -1, why, sizeof(why)), 1, "only link-local: RoCE v1");
+}
+
+Test(ib_gid, roce_without_usable_entry_says_why)
+{
+    char why[200] = "";
+    struct gshmemi_ib_gid t[] = {gid(0, GSHMEMI_GID_ROCE_V2, LINK_LOCAL), gid(1, GSHMEMI_GID_ROCE_V2, ZERO)};
+    cr_expect_eq(gshmemi_ib_gid_choose(t, 2, 0, -1, why, sizeof(why)), -1);
+    cr_expect(strstr(why, "IP address") != NULL, "%s", why);
+    cr_expect_eq(gshmemi_ib_gid_choose(t, 0, 0, -1, why, sizeof(why)), -1, "an empty table");
+}
+
+Test(ib_gid, infiniband_takes_the_first_valid_entry)
+{
+    char why[200];
+    struct gshmemi_ib_gid t[] = {gid(0, GSHMEMI_GID_IB, ZERO), gid(1, GSHMEMI_GID_IB, LINK_LOCAL)};
+    cr_expect_eq(gshmemi_ib_gid_choose(t, 2, 1, -1, why, sizeof(why)), 1);
+    struct gshmemi_ib_gid none[] = {gid(0, GSHMEMI_GID_IB, ZERO)};
+    cr_expect_eq(gshmemi_ib_gid_choose(none, 1, 1, -1, why, sizeof(why)), -1);
+    cr_expect(strstr(why, "no valid entry") != NULL, "%s", why);
+}
+
+Test(ib_gid, explicit_index_is_checked)
+{
+    char why[200] = "";
+    struct gshmemi_ib_gid t[] = {gid(0, GSHMEMI_GID_ROCE_V1, LINK_LOCAL), gid(1, GSHMEMI_GID_ROCE_V2, ZERO),
+                                 gid(3, GSHMEMI_GID_ROCE_V2, V4_198_18_0_1)};
+    cr_expect_eq(gshmemi_ib_gid_choose(t, 3, 0, 0, why, sizeof(why)), 0, "the user's index wins over the auto choice");
+    cr_expect_eq(gshmemi_ib_gid_choose(t, 3, 0, 1, why, sizeof(why)), -1, "an empty entry");
+    cr_expect(strstr(why, "GSHMEM_IB_GID_INDEX=1") != NULL && strstr(why, "empty") != NULL, "%s", why);
+    cr_expect_eq(gshmemi_ib_gid_choose(t, 3, 0, 2, why, sizeof(why)), -1, "no entry 2");
+    cr_expect(strstr(why, "no such entry") != NULL, "%s", why);
+}
