@@ -483,12 +483,13 @@ int gshmemi_proxy_init(struct gshmemi_state *st)
     int rc = proxy_create(st, 0);
 #ifdef GSHMEM_HAVE_CUDA
     /* init.c (init_module_loading) asks for eager loading where it still can. */
+    const char *loading = getenv("CUDA_MODULE_LOADING");
     if (rc == 0 && st->proxy && gshmemi_cuda_lazy_loading())
         GSHMEMI_WARN(TRANSPORT, "PE %d: CUDA loads kernels lazily in this process (CUDA_MODULE_LOADING=%s) and some "
                                 "peers are reached through the proxy: a kernel launched for the first time while "
                                 "a proxied call is in flight can hang every PE. Set CUDA_MODULE_LOADING=EAGER, or "
                                 "call gshmem_init before the process's first CUDA call",
-                     st->my_pe, getenv("CUDA_MODULE_LOADING") ? getenv("CUDA_MODULE_LOADING") : "unset, LAZY by default");
+                     st->my_pe, loading ? loading : "unset, LAZY by default");
 #endif
     return rc;
 }
