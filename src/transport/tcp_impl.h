@@ -24,8 +24,11 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct gshmemi_heap;
+struct gshmemi_bootstrap;
+struct gshmemi_env;
 
 /* Bytes per frame for bulk data: large transfers go as a pipeline of these. */
 #define GSHMEMI_TCP_CHUNK ((size_t)1 << 20)
@@ -119,6 +122,13 @@ extern const struct gshmemi_transport_ops gshmemi_tcp_ops;
 
 /* tcp.c */
 double gshmemi_tcp_now(void);
+/* Milliseconds left until deadline, for poll (-1: no deadline; 0: passed). */
+int gshmemi_tcp_poll_ms(double deadline);
+/* Writes iov from byte *done on (advancing it); block: wait for room until deadline.
+ * 0, -EAGAIN (not blocking, no room), -ETIMEDOUT or -errno. */
+int gshmemi_tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline);
+/* Now + GSHMEM_TIMEOUT, or 0 (no deadline). */
+double gshmemi_tcp_deadline(const struct tcp_net *net);
 /* Writes a frame (header + payload) to conn; blocking, under conn->tx, honouring the
  * timeout. 0 or a status (logged, naming the peer). */
 int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload);
@@ -133,6 +143,11 @@ int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe);
 int gshmemi_tcp_slot_wait(struct tcp_net *net, int slot, const char *what);
 /* Logs a broken connection once and makes every wait fail; the job ends. */
 void gshmemi_tcp_lost(struct tcp_net *net, struct tcp_conn *c, const char *why);
+
+/* tcp_connect.c: opens a connection to every PE tcp reaches (collective, at init);
+ * remote: which PEs to reach. 0 or a status (logged, naming the PEs that never came). */
+int gshmemi_tcp_connect_all(struct tcp_net *net, struct gshmemi_bootstrap *bs, const struct gshmemi_env *env,
+                            const unsigned char *remote);
 
 /* tcp_apply.c: the target's side (service thread). 0 or a status (logged). */
 int gshmemi_tcp_apply(struct tcp_net *net, struct tcp_conn *c, const struct gshmemi_tcp_frame *f);
