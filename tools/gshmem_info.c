@@ -104,6 +104,8 @@ int main(int argc, char **argv)
                                                        : "p2p (same node id: hostname and boot id, or GSHMEM_NODE_ID)");
         printf("  other nodes:  %s (%s)\n", remote, remote_why);
     }
+    printf("  RDMA:\n");
+    gshmemi_transport_ibv_describe(stdout);
     printf("  bootstraps:   %s\n", GSHMEMI_BUILD_BOOTSTRAPS);
     if (env_rc == 0 && env.bootstrap == GSHMEMI_BOOTSTRAP_AUTO) {
         const char *boot_why, *boot = gshmemi_bootstrap_detect(&env, &boot_why);

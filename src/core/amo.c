@@ -18,6 +18,7 @@ uint64_t gshmemi_amo(const char *fn, void *dest, int op, size_t width, uint64_t 
     struct gshmemi_amo amo = {.op = op, .width = (unsigned)width, .offset = off, .operand = operand,
                               .compare = compare};
     uint64_t fetched = 0;
+    if (st->transports.amo) tp = st->transports.amo; /* one agent per object (transport.h) */
     gshmemi_api_check_rc(st, fn, tp->ops->amo(tp, pe, &amo, &fetched), pe);
     return fetched;
 }

@@ -120,7 +120,19 @@ static int env_parse_long(const char *text, long min, long *out)
 }
 
 #define GSHMEMI_ENV_PARSE_BOOL(text, field, accepted) gshmemi_env_parse_bool(text, &(field))
-#define GSHMEMI_ENV_PARSE_INT(text, field, accepted) env_parse_long(text, 0, &(field))
+/* An INT whose accepted text is "a..b" must lie in that range. */
+static int env_parse_int(const char *text, const char *accepted, long *out)
+{
+    long v, lo, hi;
+    int used = 0;
+    if (env_parse_long(text, 0, &v) != 0) return GSHMEMX_ERR_CONFIG;
+    if (sscanf(accepted, "%ld..%ld%n", &lo, &hi, &used) == 2 && accepted[used] == '\0' && (v < lo || v > hi))
+        return GSHMEMX_ERR_CONFIG;
+    *out = v;
+    return 0;
+}
+
+#define GSHMEMI_ENV_PARSE_INT(text, field, accepted) env_parse_int(text, accepted, &(field))
 #define GSHMEMI_ENV_PARSE_PE(text, field, accepted) env_parse_long(text, -1, &(field))
 #define GSHMEMI_ENV_PARSE_SIZE(text, field, accepted) gshmemi_env_parse_size(text, &(field))
 #define GSHMEMI_ENV_PARSE_SECONDS(text, field, accepted) gshmemi_env_parse_seconds(text, &(field))

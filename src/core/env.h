@@ -51,9 +51,21 @@
     X(DISABLE_P2P, BOOL, disable_p2p, "0", "0|1",                                                   \
       "Reach node-local PEs through the remote transport too (tests the remote path on one machine)") \
     X(REMOTE_TRANSPORT, ENUM, remote_transport, "auto", "auto|tcp|ibv",                             \
-      "Transport for PEs on other nodes (auto: tcp in this version; ibv: refused until the ibv transport exists)") \
+      "Transport for PEs on other nodes (auto: ibv when an RDMA port is active on every PE, else tcp; ibv: fail rather than fall back)") \
     X(TCP_IFNAME, STRING, tcp_ifname, "", "interface name",                                          \
-      "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: every up interface, loopback last, at most 4)")
+      "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: every up interface, loopback last, at most 4)") \
+    X(IB_HCA, STRING, ib_hca, "", "list of device[:port]; ^ excludes, = exact names",                 \
+      "RDMA devices and ports ibv may use, as NCCL_IB_HCA (default: every active port, the one nearest the GPU first)") \
+    X(IB_GID_INDEX, PE, ib_gid_index, "-1", "GID table index, -1: automatic",                         \
+      "GID of a RoCE port to address (automatic: the first RoCE v2 GID with an IPv4 address)")       \
+    X(IB_TC, INT, ib_tc, "0", "0..255", "Traffic class of RoCE packets (GRH traffic class; DSCP << 2)") \
+    X(IB_SL, INT, ib_sl, "0", "0..15", "InfiniBand service level of ibv queue pairs")                 \
+    X(IB_QP_DEPTH, INT, ib_qp_depth, "512", "16..32768",                                             \
+      "Work requests each ibv queue pair keeps in flight")                                          \
+    X(IB_CM, ENUM, ib_cm, "bootstrap", "bootstrap",                                                   \
+      "How ibv queue pairs are connected: through the bootstrap's exchange of QP numbers and GIDs")  \
+    X(IB_RELAXED_ORDERING, BOOL, ib_relaxed_ordering, "1", "0|1",                                     \
+      "Register heaps with PCIe relaxed ordering where the library offers it (signals and quiet then flush with a read)")
 
 enum gshmemi_env_heap { GSHMEMI_HEAP_AUTO, GSHMEMI_HEAP_DEVICE, GSHMEMI_HEAP_HOST };
 enum gshmemi_env_remote { GSHMEMI_REMOTE_AUTO, GSHMEMI_REMOTE_TCP, GSHMEMI_REMOTE_IBV };

@@ -77,7 +77,15 @@ void gshmemi_rma_put_signal(const char *fn, void *dest, const void *src, size_t 
         GSHMEMI_ERROR(RMA, "%s: sig_addr=%p is not 8-byte aligned (peer PE %d)", fn, (void *)sig_addr, pe);
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
-    int rc = tp->ops->put_signal(tp, pe, off, src, len, sig_off, signal, sig_op);
+    struct gshmemi_transport *agent = st->transports.amo;
+    int rc;
+    if (agent && agent != tp) { /* the data the usual way, complete; the signal through the atomics' agent */
+        rc = len ? tp->ops->put(tp, pe, off, src, len) : 0;
+        struct gshmemi_amo amo = {sig_op == GSHMEM_SIGNAL_ADD ? GSHMEMI_AMO_ADD : GSHMEMI_AMO_SET, 8, sig_off, signal, 0};
+        if (rc == 0) rc = agent->ops->amo(agent, pe, &amo, NULL);
+    } else {
+        rc = tp->ops->put_signal(tp, pe, off, src, len, sig_off, signal, sig_op);
+    }
     gshmemi_api_check_rc(st, fn, rc, pe);
 }
 

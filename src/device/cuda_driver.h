@@ -14,7 +14,7 @@
     X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetAttribute) X(cuMemGetAllocationGranularity)  \
     X(cuMemCreate) X(cuMemRelease) X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle) \
     X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)         \
-    X(cuModuleGetLoadingMode)
+    X(cuModuleGetLoadingMode) X(cuMemGetHandleForAddressRange)
 
 struct gshmemi_cuda_driver {
 #define GSHMEMI_CUDA_DRIVER_FIELD(name) __typeof__(&name) name;

@@ -130,3 +130,16 @@ int gshmemi_ib_gid_choose(const struct gshmemi_ib_gid *gids, int n, int is_ib, i
                                       "GID (is an IP address configured on its netdev?)");
     return idx;
 }
+
+int gshmemi_ib_pci_closeness(const char *a, const char *b)
+{
+    if (!a || !b || !*a || !*b) return 0;
+    int shared = 0;
+    for (;;) {
+        size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+        if (la != lb || strncmp(a, b, la) != 0) return shared;
+        if (la) shared++;
+        if (!a[la] || !b[lb]) return shared;
+        a += la + 1, b += lb + 1;
+    }
+}

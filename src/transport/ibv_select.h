@@ -49,4 +49,9 @@ struct gshmemi_ib_gid {
  * -1 when there is none, with the reason in why. */
 int gshmemi_ib_gid_choose(const struct gshmemi_ib_gid *gids, int n, int is_ib, int want, char *why, size_t whylen);
 
+/* Closeness of two sysfs device paths ("/sys/devices/pci0000:00/0000:00:01.0/..."):
+ * the number of leading path components they share. A NIC under the same PCIe switch as
+ * a GPU shares more than one behind another root port or socket. */
+int gshmemi_ib_pci_closeness(const char *a, const char *b);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/env.h"
+#include "core/heap.h"
 #include "core/log.h"
 
 #include <gshmem/status.h>
@@ -19,13 +20,53 @@
 
 const char *gshmemi_transports_remote_choice(const struct gshmemi_env *env, const char **why)
 {
-    if (env->remote_transport == GSHMEMI_REMOTE_IBV) {
-        *why = "GSHMEM_REMOTE_TRANSPORT=ibv, but this version has no ibv transport yet";
+    static char reason[448];
+    if (env->remote_transport == GSHMEMI_REMOTE_TCP) {
+        *why = "GSHMEM_REMOTE_TRANSPORT=tcp";
+        return "tcp";
+    }
+    char ibv_why[384] = "";
+    if (gshmemi_transport_ibv_usable(env, -1, ibv_why, sizeof(ibv_why))) {
+        *why = env->remote_transport == GSHMEMI_REMOTE_IBV ? "GSHMEM_REMOTE_TRANSPORT=ibv"
+                                                           : "auto: an RDMA port is active here (every PE must have one)";
         return "ibv";
     }
-    *why = env->remote_transport == GSHMEMI_REMOTE_TCP ? "GSHMEM_REMOTE_TRANSPORT=tcp"
-                                                       : "auto: this version's only remote transport";
-    return "tcp";
+    snprintf(reason, sizeof(reason), "%s%s", env->remote_transport == GSHMEMI_REMOTE_IBV ? "GSHMEM_REMOTE_TRANSPORT=ibv will fail: " : "auto: ibv is not usable here: ", ibv_why);
+    *why = reason;
+    return env->remote_transport == GSHMEMI_REMOTE_IBV ? "ibv" : "tcp";
+}
+
+/* Whether the job's remote transport is ibv: every PE must be able to use it (the same
+ * answer everywhere, from an allgather). GSHMEM_REMOTE_TRANSPORT=ibv fails rather than
+ * fall back. Decided once, at the first heap. */
+static int transports_pick_ibv(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, const struct gshmemi_env *env,
+                               int *use_ibv)
+{
+    static int decided = -1;
+    if (decided >= 0) return *use_ibv = decided, 0;
+    *use_ibv = 0;
+    if (env->remote_transport == GSHMEMI_REMOTE_TCP) return decided = 0, 0;
+    char why[384] = "";
+    int usable = gshmemi_transport_ibv_usable(env, heap->kind == GSHMEMI_HEAP_KIND_DEVICE ? heap->device : -1, why,
+                                              sizeof(why));
+    int *all = calloc((size_t)bs->nranks, sizeof(int));
+    int rc = all ? bs->ops->allgather(bs, &usable, all, sizeof(usable)) : GSHMEMX_ERR_NOMEM;
+    int lacking = -1;
+    for (int pe = 0; rc == 0 && pe < bs->nranks && lacking < 0; pe++)
+        if (!all[pe]) lacking = pe;
+    free(all);
+    if (rc != 0) return rc;
+    if (lacking >= 0 && env->remote_transport == GSHMEMI_REMOTE_IBV) {
+        if (!usable) GSHMEMI_ERROR(TRANSPORT, "PE %d: GSHMEM_REMOTE_TRANSPORT=ibv, but %s", bs->rank, why);
+        else GSHMEMI_ERROR(TRANSPORT, "PE %d: GSHMEM_REMOTE_TRANSPORT=ibv, but PE %d cannot use ibv (its log says why)",
+                           bs->rank, lacking);
+        return GSHMEMX_ERR_NOT_SUPPORTED;
+    }
+    if (lacking >= 0 && !usable) GSHMEMI_INFO(TRANSPORT, "PE %d: ibv not used: %s", bs->rank, why);
+    else if (lacking >= 0) GSHMEMI_INFO(TRANSPORT, "PE %d: ibv not used: PE %d cannot use it", bs->rank, lacking);
+    decided = lacking < 0;
+    *use_ibv = decided;
+    return 0;
 }
 
 /* Whether any pair of PEs needs the remote transport (the same answer on every PE). */
@@ -60,23 +101,22 @@ int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap 
 {
     struct gshmemi_transport *p2p = NULL, *remote = NULL;
     set->count = 0;
+    set->amo = NULL;
     int rc = gshmemi_transport_p2p_create(bs, heap, env->timeout, env->disable_p2p, &p2p);
     if (rc != 0) return rc;
     set->list[set->count++] = p2p;
     if (transports_need_remote(bs, env)) {
-        const char *why, *name = gshmemi_transports_remote_choice(env, &why);
-        if (env->remote_transport == GSHMEMI_REMOTE_IBV) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: %s (use auto or tcp)", bs->rank, why);
-            return GSHMEMX_ERR_NOT_SUPPORTED;
-        }
+        int use_ibv;
+        if ((rc = transports_pick_ibv(bs, heap, env, &use_ibv)) != 0) return rc;
         unsigned char *far = calloc((size_t)bs->nranks, 1);
         if (!far) return GSHMEMX_ERR_NOMEM;
-        for (int pe = 0; pe < bs->nranks; pe++) far[pe] = !gshmemi_transport_p2p_reaches(p2p, pe);
-        rc = gshmemi_transport_tcp_create(bs, heap, env, far, &remote);
+        for (int pe = 0; pe < bs->nranks; pe++) far[pe] = use_ibv || !gshmemi_transport_p2p_reaches(p2p, pe);
+        rc = use_ibv ? gshmemi_transport_ibv_create(bs, heap, env, far, &remote)
+                     : gshmemi_transport_tcp_create(bs, heap, env, far, &remote);
         free(far);
         if (rc != 0) return rc;
         set->list[set->count++] = remote;
-        GSHMEMI_INFO(TRANSPORT, "remote transport: %s (%s)", name, why);
+        if (use_ibv) set->amo = remote;
     }
     for (int pe = 0; pe < bs->nranks; pe++) per_pe[pe] = gshmemi_transport_p2p_reaches(p2p, pe) ? p2p : remote;
     char near[256], far[256];
@@ -95,5 +135,6 @@ void gshmemi_transports_destroy(struct gshmemi_transport_set *set)
 
 const char *gshmemi_transports_loss(void)
 {
-    return gshmemi_transport_tcp_loss();
+    const char *why = gshmemi_transport_ibv_loss();
+    return why ? why : gshmemi_transport_tcp_loss();
 }

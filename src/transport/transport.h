@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct gshmemi_bootstrap;
 struct gshmemi_env;
@@ -77,6 +78,11 @@ struct gshmemi_transport {
 struct gshmemi_transport_set {
     struct gshmemi_transport *list[GSHMEMI_MAX_TRANSPORTS];
     int count;
+    /* The one agent for host atomics and signals on every PE, or NULL (each PE's own
+     * transport). ibv's atomics run in the NIC, which is not atomic against CPU atomics
+     * on the same word: while ibv reaches any PE, every host atomic goes through it,
+     * node-local and self included. */
+    struct gshmemi_transport *amo;
 };
 
 /* Creates the transports reaching every PE's copy of heap (collective); per_pe[pe]
@@ -108,6 +114,19 @@ int gshmemi_transport_tcp_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
                                  const struct gshmemi_env *env, const unsigned char *remote,
                                  struct gshmemi_transport **out);
 const char *gshmemi_transport_tcp_loss(void);
+
+/* ibv: whether this PE can use the ibv transport (libibverbs loads, an allowed port is
+ * active and has a usable address); the port nearest GPU gpu (-1: none) is opened and
+ * kept for gshmemi_transport_ibv_create. 0 with the reason in why. */
+int gshmemi_transport_ibv_usable(const struct gshmemi_env *env, int gpu, char *why, size_t whylen);
+/* As gshmemi_transport_tcp_create, over RC queue pairs (collective). */
+int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
+                                 const struct gshmemi_env *env, const unsigned char *remote,
+                                 struct gshmemi_transport **out);
+const char *gshmemi_transport_ibv_loss(void);
+/* gshmem-info: the RDMA devices, their ports and addresses, and the GPUDirect RDMA
+ * paths, one indented line each. */
+void gshmemi_transport_ibv_describe(FILE *out);
 void gshmemi_transport_tcp_counters(unsigned long long *frames_in, unsigned long long *frames_out);
 
 #endif

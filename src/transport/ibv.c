@@ -1,0 +1,408 @@
+/*
+ * ibv transport: the net's life (device, queue pairs connected through the bootstrap,
+ * heap registrations exchanged) and its event thread (ibv_impl.h).
+ */
+#ifdef GSHMEM_HAVE_IBV
+#include "transport/ibv_impl.h"
+
+#include "bootstrap/bootstrap.h"
+#include "core/env.h"
+#include "core/heap.h"
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static struct ibv_net *ibv_global;
+/* The port gshmemi_transport_ibv_usable opened, kept for the net. */
+static struct ibv_context *ibv_probed_ctx;
+static struct ibv_port_choice ibv_probed_port;
+
+int gshmemi_transport_ibv_usable(const struct gshmemi_env *env, int gpu, char *why, size_t whylen)
+{
+    if (ibv_probed_ctx) return 1;
+    const struct gshmemi_ibv_api *api = gshmemi_ibv_api(why, whylen);
+    if (!api) return 0;
+    char gpu_pci[256];
+    gshmemi_ibv_cuda_pci_path(gpu, gpu_pci, sizeof(gpu_pci));
+    ibv_probed_ctx = gshmemi_ibv_port_open(api, env, gpu_pci[0] ? gpu_pci : NULL, &ibv_probed_port, why, whylen);
+    return ibv_probed_ctx != NULL;
+}
+
+/* ---- Asynchronous events ------------------------------------------------------ */
+
+static int ibv_pe_of_qp(struct ibv_net *net, struct ibv_qp *qp)
+{
+    for (int pe = 0; pe < net->n_pes; pe++)
+        if (net->peers[pe].qp == qp) return pe;
+    return -1;
+}
+
+/* Whether ev ends the job; fills the story. */
+static int ibv_event_fatal(struct ibv_net *net, const struct ibv_async_event *ev, int *pe)
+{
+    *pe = -1;
+    switch (ev->event_type) {
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_PATH_MIG_ERR: *pe = ibv_pe_of_qp(net, ev->element.qp); return 1;
+    case IBV_EVENT_CQ_ERR:
+    case IBV_EVENT_DEVICE_FATAL: return 1;
+    case IBV_EVENT_PORT_ERR: return ev->element.port_num == net->port.port;
+    default: return 0;
+    }
+}
+
+static void *ibv_events(void *arg)
+{
+    struct ibv_net *net = arg;
+    struct pollfd pfd[2] = {{net->ctx->async_fd, POLLIN, 0}, {net->wake[0], POLLIN, 0}};
+    while (!atomic_load(&net->stop)) {
+        if (poll(pfd, 2, -1) < 0 && errno != EINTR) break;
+        if (atomic_load(&net->stop)) break;
+        if (!(pfd[0].revents & POLLIN)) continue;
+        struct ibv_async_event ev;
+        if (net->api->ibv_get_async_event(net->ctx, &ev) != 0) continue;
+        int pe, fatal = ibv_event_fatal(net, &ev, &pe);
+        const char *name = gshmemi_ibv_event_name(net->api, ev.event_type);
+        net->api->ibv_ack_async_event(&ev);
+        if (!fatal) {
+            GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: %s on %s", net->my_pe, name, net->port.dev);
+            continue;
+        }
+        gshmemi_ibv_lost(net, pe, "asynchronous event: %s (event %d)", name, (int)ev.event_type);
+        gshmemi_transport_fatal(GSHMEMX_ERR_PEER_LOST);
+    }
+    return NULL;
+}
+
+/* ---- Queue pairs ------------------------------------------------------------- */
+
+static int ibv_qp_create(struct ibv_net *net, int pe)
+{
+    struct ibv_qp_init_attr ia;
+    memset(&ia, 0, sizeof(ia));
+    ia.send_cq = ia.recv_cq = net->cq;
+    ia.qp_type = IBV_QPT_RC;
+    ia.cap.max_send_wr = (uint32_t)net->qp_depth;
+    ia.cap.max_recv_wr = 1;
+    ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+    ia.cap.max_inline_data = GSHMEMI_IBV_INLINE_WANT;
+    struct ibv_qp *qp = net->api->ibv_create_qp(net->pd, &ia);
+    if (!qp) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot create a queue pair for PE %d on %s (depth %d): %s", net->my_pe,
+                      pe, net->port.dev, net->qp_depth, strerror(errno));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    net->peers[pe].qp = qp;
+    if (net->max_inline < 0 || (int)ia.cap.max_inline_data < net->max_inline) net->max_inline = (int)ia.cap.max_inline_data;
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = (uint8_t)net->port.port;
+    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+    int err = net->api->ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    if (err) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: queue pair for PE %d to INIT: %s", net->my_pe, pe, strerror(err));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    return 0;
+}
+
+/* INIT -> RTR -> RTS towards the peer's endpoint. */
+static int ibv_qp_connect(struct ibv_net *net, const struct gshmemi_env *env, const struct gshmemi_ibv_endpoint *ep)
+{
+    struct ibv_qp *qp = net->peers[ep->pe].qp;
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = (enum ibv_mtu)(ep->mtu < net->port.mtu ? ep->mtu : net->port.mtu);
+    a.dest_qp_num = ep->qpn_to_me;
+    a.rq_psn = ep->psn;
+    a.max_dest_rd_atomic = (uint8_t)net->rd_atomic;
+    a.min_rnr_timer = 12;
+    a.ah_attr.port_num = (uint8_t)net->port.port;
+    a.ah_attr.sl = (uint8_t)env->ib_sl;
+    a.ah_attr.dlid = ep->lid;
+    if (net->port.link == GSHMEMI_IBV_LINK_ETH || net->port.gid_index >= 0) {
+        a.ah_attr.is_global = 1;
+        memcpy(a.ah_attr.grh.dgid.raw, ep->gid, 16);
+        a.ah_attr.grh.sgid_index = (uint8_t)(net->port.gid_index < 0 ? 0 : net->port.gid_index);
+        a.ah_attr.grh.hop_limit = 255;
+        a.ah_attr.grh.traffic_class = (uint8_t)env->ib_tc;
+    }
+    int err = net->api->ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    const char *step = "RTR";
+    if (!err) {
+        memset(&a, 0, sizeof(a));
+        a.qp_state = IBV_QPS_RTS;
+        a.sq_psn = net->psn;
+        a.timeout = 18; /* 4.096 us * 2^18: about 1 s per try */
+        a.retry_cnt = 7;
+        a.rnr_retry = 7;
+        a.max_rd_atomic = (uint8_t)net->rd_atomic;
+        step = "RTS";
+        err = net->api->ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+    }
+    if (err) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: queue pair to PE %d (its QP 0x%x) cannot go to %s: %s", net->my_pe,
+                      ep->pe, ep->qpn_to_me, step, strerror(err));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    return 0;
+}
+
+/* Publishes our endpoint, reads everyone's and connects the queue pairs. */
+static int ibv_connect_all(struct ibv_net *net, struct gshmemi_bootstrap *bs, const struct gshmemi_env *env)
+{
+    size_t len = gshmemi_ibv_endpoint_size(net->n_pes);
+    uint32_t *qpn = calloc((size_t)net->n_pes, sizeof(*qpn));
+    unsigned char *all = calloc((size_t)net->n_pes + 1, len);
+    int rc = qpn && all ? 0 : GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) qpn[pe] = net->peers[pe].qp ? net->peers[pe].qp->qp_num : 0;
+    if (rc == 0) {
+        struct gshmemi_ibv_endpoint me = {net->my_pe, net->n_pes, net->port.link, net->port.mtu, net->port.lid,
+                                          {0}, net->psn, qpn, 0};
+        memcpy(me.gid, net->port.gid, 16);
+        gshmemi_ibv_endpoint_encode(&me, all + (size_t)net->n_pes * len);
+        rc = bs->ops->allgather(bs, all + (size_t)net->n_pes * len, all, len);
+    }
+    for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) {
+        if (!net->peers[pe].qp) continue;
+        struct gshmemi_ibv_endpoint ep;
+        char why[160];
+        if (gshmemi_ibv_endpoint_decode(all + (size_t)pe * len, len, pe, net->my_pe, net->n_pes, &ep, why,
+                                        sizeof(why)) != 0) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: the endpoint PE %d published is malformed: %s", net->my_pe, pe, why);
+            rc = GSHMEMX_ERR_PROTOCOL;
+        } else if (ep.link != net->port.link) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d uses %s, this PE %s (%s port %d): they cannot talk", net->my_pe,
+                          pe, ep.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE",
+                          net->port.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE", net->port.dev, net->port.port);
+            rc = GSHMEMX_ERR_NOT_SUPPORTED;
+        } else {
+            rc = ibv_qp_connect(net, env, &ep);
+        }
+    }
+    free(qpn);
+    free(all);
+    return rc;
+}
+
+/* ---- The net --------------------------------------------------------------- */
+
+static void ibv_net_free(struct ibv_net *net)
+{
+    const struct gshmemi_ibv_api *api = net->api;
+    if (net->thread_started) {
+        atomic_store(&net->stop, 1);
+        if (write(net->wake[1], "x", 1) < 0) { /* the thread also checks stop on every event */
+        }
+        pthread_join(net->thread, NULL);
+    }
+    for (int i = 0; i < 2; i++)
+        if (net->wake[i] >= 0) close(net->wake[i]);
+    for (int h = 0; h < net->nheaps; h++) gshmemi_ibv_heap_deregister(net, &net->heaps[h]);
+    for (int pe = 0; net->peers && pe < net->n_pes; pe++)
+        if (net->peers[pe].qp) api->ibv_destroy_qp(net->peers[pe].qp);
+    if (net->host_mr) api->ibv_dereg_mr(net->host_mr);
+    if (net->host) munmap(net->host, net->host_size);
+    if (net->cq) api->ibv_destroy_cq(net->cq);
+    if (net->pd) api->ibv_dealloc_pd(net->pd);
+    if (net->ctx) api->ibv_close_device(net->ctx);
+    pthread_mutex_destroy(&net->lock);
+    free(net->peers);
+    free(net);
+}
+
+/* The device's limits, the protection domain, the CQ and a QP per remote PE. */
+static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env, const unsigned char *remote)
+{
+    const struct gshmemi_ibv_api *api = net->api;
+    struct ibv_device_attr da;
+    if (api->ibv_query_device(net->ctx, &da) != 0) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot query %s", net->my_pe, net->port.dev);
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    net->qp_depth = (int)env->ib_qp_depth < da.max_qp_wr ? (int)env->ib_qp_depth : da.max_qp_wr;
+    net->rd_atomic = da.max_qp_rd_atom < 16 ? da.max_qp_rd_atom : 16;
+    if (da.max_qp_init_rd_atom < net->rd_atomic) net->rd_atomic = da.max_qp_init_rd_atom;
+    if (da.atomic_cap == IBV_ATOMIC_NONE) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: %s offers no remote atomics; use GSHMEM_REMOTE_TRANSPORT=tcp", net->my_pe,
+                      net->port.dev);
+        return GSHMEMX_ERR_NOT_SUPPORTED;
+    }
+    int remote_pes = 0;
+    for (int pe = 0; pe < net->n_pes; pe++) remote_pes += remote[pe] != 0;
+    long cqe = (long)net->qp_depth * (remote_pes ? remote_pes : 1) + 16;
+    net->cq_size = (int)(cqe < da.max_cqe ? cqe : da.max_cqe);
+    if (!(net->pd = api->ibv_alloc_pd(net->ctx)) ||
+        !(net->cq = api->ibv_create_cq(net->ctx, net->cq_size, NULL, NULL, 0))) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot allocate a %s on %s: %s", net->my_pe,
+                      net->pd ? "completion queue" : "protection domain", net->port.dev, strerror(errno));
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    int rc = gshmemi_ibv_host_register(net);
+    for (int pe = 0; rc == 0 && pe < net->n_pes; pe++)
+        if (remote[pe]) rc = ibv_qp_create(net, pe); /* itself too: host atomics on its own heap */
+    if (rc == 0 && net->max_inline < 8) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: %s allows %d bytes of inline data; gshmem needs 8", net->my_pe,
+                      net->port.dev, net->max_inline);
+        rc = GSHMEMX_ERR_NOT_SUPPORTED;
+    }
+    return rc;
+}
+
+static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env *env, const unsigned char *remote,
+                          struct ibv_net **out)
+{
+    struct ibv_net *net = calloc(1, sizeof(*net));
+    if (!net) return GSHMEMX_ERR_NOMEM;
+    net->api = gshmemi_ibv_api(NULL, 0);
+    net->my_pe = bs->rank, net->n_pes = bs->nranks;
+    net->timeout = env->timeout;
+    net->relaxed = env->ib_relaxed_ordering;
+    net->device = -1;
+    net->max_inline = -1;
+    net->wake[0] = net->wake[1] = -1;
+    net->ctx = ibv_probed_ctx, net->port = ibv_probed_port;
+    ibv_probed_ctx = NULL;
+    pthread_mutex_init(&net->lock, NULL);
+    uint32_t psn = 0;
+    if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn)) psn = (uint32_t)getpid();
+    net->psn = psn & 0xffffff;
+    net->peers = calloc((size_t)net->n_pes, sizeof(*net->peers));
+    int rc = net->peers ? ibv_net_resources(net, env, remote) : GSHMEMX_ERR_NOMEM;
+    /* every PE enters the exchange, so one that failed above does not leave the others waiting */
+    int ok = rc == 0, *oks = calloc((size_t)net->n_pes, sizeof(int));
+    int brc = oks ? bs->ops->allgather(bs, &ok, oks, sizeof(ok)) : GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; brc == 0 && rc == 0 && pe < net->n_pes; pe++)
+        if (!oks[pe]) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d could not set up its RDMA resources (its log says why)",
+                          net->my_pe, pe);
+            rc = GSHMEMX_ERR_NOT_SUPPORTED;
+        }
+    free(oks);
+    if (rc == 0) rc = brc;
+    if (rc == 0) rc = ibv_connect_all(net, bs, env);
+    if (rc == 0 && (pipe2(net->wake, O_CLOEXEC) != 0 ||
+                    fcntl(net->ctx->async_fd, F_SETFL, fcntl(net->ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0))
+        rc = GSHMEMX_ERR_SYSTEM;
+    if (rc == 0 && pthread_create(&net->thread, NULL, ibv_events, net) != 0) rc = GSHMEMX_ERR_SYSTEM;
+    net->thread_started = rc == 0;
+    if (rc != 0) {
+        ibv_net_free(net);
+        return rc;
+    }
+    GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: %s port %d (%s, MTU %d, GID index %d, %s), %d-deep queue pairs, %d bytes inline",
+                 net->my_pe, net->port.dev, net->port.port, net->port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand",
+                 128 << net->port.mtu, net->port.gid_index, net->port.pci[0] ? net->port.pci : "PCI path unknown",
+                 net->qp_depth, net->max_inline);
+    *out = net;
+    return 0;
+}
+
+/* Registers heap and learns every peer's registration of it. */
+static int ibv_heap_exchange(struct ibv_net *net, struct gshmemi_bootstrap *bs, struct ibv_heapreg *reg,
+                             unsigned heap_index)
+{
+    struct gshmemi_ibv_heapkeys mine = {heap_index, (uintptr_t)reg->heap->base, reg->heap->size, reg->chunk,
+                                        reg->nchunks, {0}};
+    for (int i = 0; i < reg->nchunks; i++) mine.rkey[i] = reg->mr[i]->rkey;
+    unsigned char *all = calloc((size_t)net->n_pes + 1, GSHMEMI_IBV_HEAPKEYS_SIZE + 1);
+    reg->peer = calloc((size_t)net->n_pes, sizeof(*reg->peer));
+    reg->peer_relaxed = calloc((size_t)net->n_pes, sizeof(int));
+    if (!all || !reg->peer || !reg->peer_relaxed) {
+        free(all);
+        return GSHMEMX_ERR_NOMEM;
+    }
+    /* one more byte: whether this registration uses relaxed ordering */
+    const size_t len = GSHMEMI_IBV_HEAPKEYS_SIZE + 1;
+    unsigned char *in = all + (size_t)net->n_pes * len;
+    gshmemi_ibv_heapkeys_encode(&mine, in);
+    in[GSHMEMI_IBV_HEAPKEYS_SIZE] = (unsigned char)(net->relaxed != 0);
+    int rc = bs->ops->allgather(bs, in, all, len);
+    for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) {
+        if (!net->peers[pe].qp) continue;
+        char why[160];
+        const unsigned char *b = all + (size_t)pe * len;
+        if (gshmemi_ibv_heapkeys_decode(b, GSHMEMI_IBV_HEAPKEYS_SIZE, heap_index, 0, &reg->peer[pe], why,
+                                        sizeof(why)) != 0) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: the registration of heap %u PE %d published is malformed: %s",
+                          net->my_pe, heap_index, pe, why);
+            rc = GSHMEMX_ERR_PROTOCOL;
+        }
+        reg->peer_relaxed[pe] = b[GSHMEMI_IBV_HEAPKEYS_SIZE] != 0;
+    }
+    free(all);
+    return rc;
+}
+
+void gshmemi_ibv_destroy(struct gshmemi_transport *tp)
+{
+    struct ibv_transport *t = ibv_of(tp);
+    struct ibv_net *net = t->net;
+    free(t);
+    if (--net->refs > 0) return;
+    ibv_global = NULL;
+    ibv_net_free(net);
+}
+
+int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
+                                 const struct gshmemi_env *env, const unsigned char *remote,
+                                 struct gshmemi_transport **out)
+{
+    int rc = 0;
+    if (!ibv_global) rc = ibv_net_create(bs, env, remote, &ibv_global);
+    if (rc != 0) return rc;
+    struct ibv_net *net = ibv_global;
+    struct ibv_transport *t = calloc(1, sizeof(*t));
+    if (!t || net->nheaps == GSHMEMI_IBV_MAX_HEAPS) {
+        free(t);
+        return t ? GSHMEMX_ERR_INTERNAL : GSHMEMX_ERR_NOMEM;
+    }
+    t->tp.ops = &gshmemi_ibv_ops;
+    t->tp.impl = t;
+    t->net = net;
+    t->heap_index = net->nheaps;
+    struct ibv_heapreg *reg = &net->heaps[net->nheaps];
+    rc = gshmemi_ibv_heap_register(net, reg, heap);
+    int ok = rc == 0, *oks = calloc((size_t)net->n_pes, sizeof(int));
+    int brc = oks ? bs->ops->allgather(bs, &ok, oks, sizeof(ok)) : GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; brc == 0 && rc == 0 && pe < net->n_pes; pe++)
+        if (!oks[pe]) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d could not register its heap (its log says why)", net->my_pe, pe);
+            rc = GSHMEMX_ERR_NOT_SUPPORTED;
+        }
+    free(oks);
+    if (rc == 0) rc = brc;
+    if (rc == 0) rc = ibv_heap_exchange(net, bs, reg, (unsigned)net->nheaps);
+    if (rc != 0) {
+        gshmemi_ibv_heap_deregister(net, reg);
+        free(t);
+        return rc;
+    }
+    if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) net->device = heap->device;
+    net->nheaps++;
+    net->refs++;
+    *out = &t->tp;
+    return bs->ops->barrier(bs); /* peers write into this heap only once everyone knows its keys */
+}
+
+const char *gshmemi_transport_ibv_loss(void)
+{
+    return ibv_global && ibv_global->lost_msg[0] ? ibv_global->lost_msg : NULL;
+}
+#endif

@@ -1,0 +1,93 @@
+/* ibv transport: what it needs from CUDA (ibv_impl.h); stubs in builds without CUDA. */
+#ifdef GSHMEM_HAVE_IBV
+#include "transport/ibv_impl.h"
+
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#ifdef GSHMEM_HAVE_CUDA
+#include "device/cuda_driver.h"
+
+#include <cuda_runtime_api.h>
+#include <ctype.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+int gshmemi_ibv_cuda_is_device(const void *p)
+{
+    struct cudaPointerAttributes attr;
+    if (!p || cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return attr.type == cudaMemoryTypeDevice;
+}
+
+int gshmemi_ibv_cuda_copy(void *dst, const void *src, size_t len)
+{
+    static __thread cudaStream_t stream;
+    cudaError_t err = stream ? cudaSuccess : cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (err == cudaSuccess) err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (err == cudaSuccess) return 0;
+    GSHMEMI_ERROR(TRANSPORT, "ibv: staging copy of %zu bytes failed: %s", len, cudaGetErrorString(err));
+    return GSHMEMX_ERR_CUDA;
+}
+
+int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen)
+{
+    const struct gshmemi_cuda_driver *cu = gshmemi_cuda_driver(why, whylen);
+    if (!cu) return -1;
+    int fd = -1;
+    CUresult rc = cu->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)addr, len, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    if (rc != CUDA_SUCCESS) {
+        snprintf(why, whylen, "cuMemGetHandleForAddressRange: %s", gshmemi_cuda_driver_error(rc));
+        return -1;
+    }
+    return fd;
+}
+
+void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen)
+{
+    char bus[32], link[96], real[PATH_MAX];
+    out[0] = '\0';
+    if (device < 0 || cudaDeviceGetPCIBusId(bus, sizeof(bus), device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    for (char *c = bus; *c; c++) *c = (char)tolower((unsigned char)*c);
+    snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", bus);
+    if (realpath(link, real)) snprintf(out, outlen, "%s", real);
+}
+#else
+int gshmemi_ibv_cuda_is_device(const void *p)
+{
+    (void)p;
+    return 0;
+}
+
+int gshmemi_ibv_cuda_copy(void *dst, const void *src, size_t len)
+{
+    memcpy(dst, src, len);
+    return 0;
+}
+
+int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen)
+{
+    (void)addr, (void)len;
+    snprintf(why, whylen, "this build has no CUDA");
+    return -1;
+}
+
+void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen)
+{
+    (void)device;
+    if (outlen) out[0] = '\0';
+}
+#endif
+#endif

@@ -1,0 +1,182 @@
+/*
+ * ibv transport internals: one process-wide "net" (device context, protection domain,
+ * one completion queue, an RC queue pair per remote PE) shared by the heaps that use
+ * it (0: the sync heap, 1: the user heap, registered in that order on every PE).
+ *
+ * Every operation is one-sided: the target's CPU takes no part. Initiators post under
+ * net->lock and poll the CQ themselves while they wait; a small thread only watches
+ * the device's asynchronous events (a QP or port error ends the job, naming the peer).
+ *
+ * Completion tracking: work requests to one PE complete in order, so each QP counts
+ * the requests posted and the highest one known complete ("retired"); only some are
+ * signalled (every GSHMEMI_IBV_SIGNAL_EVERY-th, and any a caller will wait for), and a
+ * signalled completion retires every earlier request on its QP.
+ */
+#ifndef GSHMEMI_IBV_IMPL_H
+#define GSHMEMI_IBV_IMPL_H
+
+#include "transport/ibv_verbs.h"
+#include "transport/ibv_wire.h"
+#include "transport/transport.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct gshmemi_heap;
+struct gshmemi_env;
+struct gshmemi_bootstrap;
+
+#define GSHMEMI_IBV_MAX_HEAPS 2
+#define GSHMEMI_IBV_SIGNAL_EVERY 32
+#define GSHMEMI_IBV_STAGE_SLOTS 16                    /* bounce buffers for unregistered memory */
+#define GSHMEMI_IBV_STAGE_SLOT ((size_t)256 * 1024)
+#define GSHMEMI_IBV_CELLS 1024                        /* 8-byte answers of atomics and flush reads */
+#define GSHMEMI_IBV_INLINE_WANT 128
+
+/* The port chosen at init. */
+struct ibv_port_choice {
+    char dev[64];
+    int port;
+    int link;       /* enum gshmemi_ibv_link */
+    int gid_index;  /* -1 on InfiniBand without a GID in use */
+    uint8_t gid[16];
+    uint16_t lid;
+    int mtu;        /* active MTU (enum ibv_mtu) */
+    char pci[256];  /* sysfs path of the NIC, for the log */
+};
+
+struct ibv_peer {
+    struct ibv_qp *qp; /* NULL: not reached through ibv */
+    uint64_t posted;   /* requests posted */
+    uint64_t retired;  /* highest request known complete */
+    uint64_t last_signaled;
+    unsigned unsignaled;
+    int flush_due;     /* writes since its last flush read (relaxed ordering targets) */
+    int fence_due;     /* gshmem_fence: the next request waits for earlier ones */
+};
+
+/* One answer cell: an atomic's fetched word, or what an asynchronous atomic does
+ * with it when its completion arrives. */
+struct ibv_cell {
+    int busy;
+    int ready; /* its request completed */
+};
+
+struct ibv_stage_slot {
+    int pe;        /* -1: free */
+    uint64_t seq;  /* the request that reads or fills it */
+};
+
+struct ibv_heapreg {
+    struct gshmemi_heap *heap;
+    struct ibv_mr *mr[GSHMEMI_IBV_MAX_CHUNKS];
+    int nchunks;
+    uint64_t chunk;
+    int dmabuf;                        /* registered through DMA-BUF (else ibv_reg_mr) */
+    struct gshmemi_ibv_heapkeys *peer; /* [n_pes] */
+    int *peer_relaxed;                 /* [n_pes] its registration uses relaxed ordering */
+};
+
+struct ibv_net {
+    const struct gshmemi_ibv_api *api;
+    int refs;
+    int my_pe, n_pes;
+    double timeout;
+    int relaxed; /* our registrations use PCIe relaxed ordering */
+    struct ibv_port_choice port;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    int cq_size;
+    int qp_depth;
+    int max_inline;
+    int rd_atomic;
+    uint32_t psn;
+    struct ibv_peer *peers; /* [n_pes] */
+    struct ibv_heapreg heaps[GSHMEMI_IBV_MAX_HEAPS];
+    int nheaps;
+    pthread_mutex_t lock; /* posting, polling, cells and stage slots */
+    /* Registered host memory: stage slots, then the cells. */
+    unsigned char *host;
+    size_t host_size;
+    struct ibv_mr *host_mr;
+    struct ibv_stage_slot stage[GSHMEMI_IBV_STAGE_SLOTS];
+    unsigned stage_next;
+    struct ibv_cell cells[GSHMEMI_IBV_CELLS];
+    unsigned cell_next;
+    int device; /* GPU of a device heap, -1 */
+    pthread_t thread;
+    int thread_started;
+    int wake[2];
+    atomic_int stop;
+    atomic_int failed;
+    char lost_msg[384];
+};
+
+struct ibv_transport {
+    struct gshmemi_transport tp;
+    struct ibv_net *net;
+    int heap_index;
+};
+
+static inline struct ibv_transport *ibv_of(struct gshmemi_transport *tp)
+{
+    return (struct ibv_transport *)tp->impl;
+}
+
+extern const struct gshmemi_transport_ops gshmemi_ibv_ops;
+
+/* ibv_port.c: opens the device and port nearest the GPU (gpu_pci: its sysfs path, or
+ * NULL) among those GSHMEM_IB_HCA allows, with the GID GSHMEM_IB_GID_INDEX names or
+ * the automatic choice. NULL with the reason in why. */
+struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env,
+                                          const char *gpu_pci, struct ibv_port_choice *out, char *why,
+                                          size_t whylen);
+
+/* ibv_mr.c: registers heap (in chunks; DMA-BUF, then nvidia-peermem, for a device
+ * heap) and the net's host memory. 0 or a status (logged). */
+int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, struct gshmemi_heap *heap);
+void gshmemi_ibv_heap_deregister(struct ibv_net *net, struct ibv_heapreg *reg);
+int gshmemi_ibv_host_register(struct ibv_net *net);
+/* The local key covering [p, p + len) inside registered memory, with the bytes *span
+ * that lie in that registration: 1 (host memory) or 2 (device memory), or 0 when p is
+ * not registered. */
+int gshmemi_ibv_local_key(struct ibv_net *net, const void *p, size_t len, uint32_t *lkey, size_t *span);
+
+/* ibv_post.c: the request engine. */
+/* One request to pe. sge may be NULL (zero length). flags: IBV_SEND_* (SIGNALED is
+ * added as needed); cell >= 0 routes the completion to that cell. Returns its sequence
+ * number, or 0 with the status in *rc. Called with net->lock held. */
+uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, int cell, int *rc);
+/* Waits (dropping and retaking net->lock) until request seq to pe is complete. */
+int gshmemi_ibv_wait(struct ibv_net *net, int pe, uint64_t seq, const char *what);
+/* Polls the CQ once; net->lock held. 0 or a status (a failed request: logged once). */
+int gshmemi_ibv_poll(struct ibv_net *net);
+/* A free stage slot (waiting for one to drain when none is), or -1 with *rc. */
+int gshmemi_ibv_stage_get(struct ibv_net *net, int *rc);
+unsigned char *gshmemi_ibv_stage_ptr(struct ibv_net *net, int slot);
+int gshmemi_ibv_cell_get(struct ibv_net *net, int *rc);
+uint64_t *gshmemi_ibv_cell_ptr(struct ibv_net *net, int cell);
+/* Posts a read of pe's first heap word: it completes after every earlier write there
+ * is visible. 0 with *rc on failure. */
+uint64_t gshmemi_ibv_post_flush(struct ibv_net *net, int pe, int signaled, int *rc);
+/* gshmem_fence towards pe: later requests are placed after earlier ones. */
+int gshmemi_ibv_fence_pe(struct ibv_net *net, int pe);
+/* Makes every request so far to pe (all PEs when pe < 0) complete and, for targets
+ * with relaxed ordering, visible. */
+int gshmemi_ibv_quiet_pe(struct ibv_net *net, int pe);
+/* Records a failure once (the job ends). */
+void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...);
+
+/* ibv_cuda.c (stubs without CUDA). */
+int gshmemi_ibv_cuda_is_device(const void *p);
+/* Synchronous copy on a private non-blocking stream (kernels waiting on the proxy keep
+ * running). */
+int gshmemi_ibv_cuda_copy(void *dst, const void *src, size_t len);
+/* A DMA-BUF fd for [addr, addr + len) of device memory, or -1 with the reason. */
+int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen);
+/* sysfs path of GPU device's PCI function, or "" when unknown. */
+void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,95 @@
+/* gshmem-info's view of the RDMA stack: devices, ports, GIDs, GPUDirect RDMA paths. */
+#ifdef GSHMEM_HAVE_IBV
+#include "transport/ibv_impl.h"
+#include "transport/ibv_select.h"
+
+#include "core/env.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *info_port_state(enum ibv_port_state s)
+{
+    switch (s) {
+    case IBV_PORT_ACTIVE: return "ACTIVE";
+    case IBV_PORT_DOWN: return "DOWN";
+    case IBV_PORT_INIT: return "INIT";
+    case IBV_PORT_ARMED: return "ARMED";
+    default: return "not usable";
+    }
+}
+
+static void info_gids(FILE *out, const struct gshmemi_ibv_api *api, struct ibv_context *ctx, int port, int len)
+{
+    for (int i = 0; i < len && i < 256; i++) {
+        struct ibv_gid_entry e;
+        union ibv_gid g;
+        const char *type = "";
+        if (api->_ibv_query_gid_ex) {
+            if (api->_ibv_query_gid_ex(ctx, (uint32_t)port, (uint32_t)i, &e, 0, sizeof(e)) != 0) continue;
+            g = e.gid;
+            type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1" : "IB";
+        } else if (api->ibv_query_gid(ctx, (uint8_t)port, i, &g) != 0) {
+            continue;
+        }
+        static const uint8_t zero[16];
+        if (memcmp(g.raw, zero, 16) == 0) continue;
+        fprintf(out, "      GID %d %s:", i, type);
+        for (int b = 0; b < 16; b += 2) fprintf(out, "%s%02x%02x", b ? ":" : " ", g.raw[b], g.raw[b + 1]);
+        fprintf(out, "\n");
+    }
+}
+
+static void info_device(FILE *out, const struct gshmemi_ibv_api *api, struct ibv_device *dev)
+{
+    const char *name = api->ibv_get_device_name(dev);
+    struct ibv_context *ctx = api->ibv_open_device(dev);
+    struct ibv_device_attr da;
+    if (!ctx || api->ibv_query_device(ctx, &da) != 0) {
+        fprintf(out, "  %s: cannot be opened (permissions on /dev/infiniband?)\n", name);
+        if (ctx) api->ibv_close_device(ctx);
+        return;
+    }
+    fprintf(out, "  %s: %d port(s), fw %s, max MR %llu bytes, atomics %s\n", name, da.phys_port_cnt, da.fw_ver,
+            (unsigned long long)da.max_mr_size, da.atomic_cap == IBV_ATOMIC_NONE ? "none" : "yes");
+    for (int p = 1; p <= da.phys_port_cnt; p++) {
+        struct ibv_port_attr pa;
+        memset(&pa, 0, sizeof(pa));
+        if ((api->ibv_query_port)(ctx, (uint8_t)p, &pa) != 0) continue;
+        fprintf(out, "    port %d: %s, %s, LID %u, MTU %d\n", p, info_port_state(pa.state),
+                pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE (Ethernet)" : "InfiniBand", pa.lid,
+                128 << pa.active_mtu);
+        info_gids(out, api, ctx, p, pa.gid_tbl_len);
+    }
+    api->ibv_close_device(ctx);
+}
+
+static int info_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+void gshmemi_transport_ibv_describe(FILE *out)
+{
+    char why[384] = "";
+    const struct gshmemi_ibv_api *api = gshmemi_ibv_api(why, sizeof(why));
+    if (!api) {
+        fprintf(out, "  ibv: not usable: %s\n", why);
+        return;
+    }
+    fprintf(out, "  libibverbs: %s\n", api->path[0] ? api->path : "libibverbs.so.1");
+    int n = 0;
+    struct ibv_device **list = api->ibv_get_device_list(&n);
+    if (!list || n == 0) fprintf(out, "  no RDMA device (ibv_devices lists none): ibv is not used\n");
+    for (int i = 0; list && i < n; i++) info_device(out, api, list[i]);
+    if (list) api->ibv_free_device_list(list);
+    fprintf(out, "  GPUDirect RDMA: DMA-BUF %s; nvidia-peermem %s\n",
+            api->ibv_reg_dmabuf_mr ? "offered by libibverbs (needs Linux 5.12+ and the open GPU kernel modules)"
+                                   : "not offered by this libibverbs",
+            info_exists("/sys/module/nvidia_peermem") || info_exists("/sys/kernel/mm/memory_peers/nv_mem")
+                ? "loaded"
+                : "not loaded");
+}
+#endif

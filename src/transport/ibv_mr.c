@@ -1,0 +1,129 @@
+/* ibv memory registration: heaps in chunks, and the net's own host memory (ibv_impl.h). */
+#ifdef GSHMEM_HAVE_IBV
+#include "transport/ibv_impl.h"
+
+#include "core/heap.h"
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define IBV_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/* Host memory, with relaxed ordering when asked and the library can express it. */
+static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len)
+{
+    const struct gshmemi_ibv_api *api = net->api;
+    if (net->relaxed && api->ibv_reg_mr_iova2)
+        return api->ibv_reg_mr_iova2(net->pd, addr, len, (uintptr_t)addr, IBV_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
+    return (api->ibv_reg_mr)(net->pd, addr, len, IBV_ACCESS);
+}
+
+/* Device memory: DMA-BUF first (kernel 5.12+, no extra module), then nvidia-peermem. */
+static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int *dmabuf, char *why, size_t whylen)
+{
+    const struct gshmemi_ibv_api *api = net->api;
+    int access = IBV_ACCESS | (net->relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0);
+    char cwhy[160] = "";
+    int fd = gshmemi_ibv_cuda_dmabuf(addr, len, cwhy, sizeof(cwhy));
+    struct ibv_mr *mr = NULL;
+    if (fd >= 0 && api->ibv_reg_dmabuf_mr) {
+        mr = api->ibv_reg_dmabuf_mr(net->pd, 0, len, (uintptr_t)addr, fd, access);
+        if (!mr) snprintf(cwhy, sizeof(cwhy), "ibv_reg_dmabuf_mr: %s", strerror(errno));
+    } else if (fd >= 0) {
+        snprintf(cwhy, sizeof(cwhy), "this libibverbs has no ibv_reg_dmabuf_mr");
+    }
+    if (fd >= 0) close(fd);
+    *dmabuf = mr != NULL;
+    if (mr) return mr;
+    mr = (api->ibv_reg_mr)(net->pd, addr, len, IBV_ACCESS);
+    if (!mr)
+        snprintf(why, whylen, "DMA-BUF: %s; nvidia-peermem (ibv_reg_mr on GPU memory): %s", cwhy, strerror(errno));
+    return mr;
+}
+
+int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, struct gshmemi_heap *heap)
+{
+    memset(reg, 0, sizeof(*reg));
+    reg->heap = heap;
+    struct ibv_device_attr da;
+    uint64_t max_mr = net->api->ibv_query_device(net->ctx, &da) == 0 ? da.max_mr_size : 0;
+    reg->chunk = gshmemi_ibv_chunk_size(heap->size, max_mr);
+    if (reg->chunk == 0) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: a heap of %zu bytes needs more than %d registrations of at most %llu bytes (%s)",
+                      net->my_pe, heap->size, GSHMEMI_IBV_MAX_CHUNKS, (unsigned long long)max_mr, net->port.dev);
+        return GSHMEMX_ERR_NOT_SUPPORTED;
+    }
+    int device = heap->kind == GSHMEMI_HEAP_KIND_DEVICE;
+    for (uint64_t at = 0; at < heap->size; at += reg->chunk) {
+        size_t len = heap->size - at < reg->chunk ? heap->size - at : reg->chunk;
+        char *addr = (char *)heap->base + at, why[400] = "";
+        struct ibv_mr *mr = device ? mr_device(net, addr, len, &reg->dmabuf, why, sizeof(why)) : mr_host(net, addr, len);
+        if (!mr) {
+            if (!device) snprintf(why, sizeof(why), "ibv_reg_mr: %s", strerror(errno));
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot register the %s heap (%zu bytes at offset %llu) with %s: %s%s",
+                          net->my_pe, device ? "device" : "host", len, (unsigned long long)at, net->port.dev, why,
+                          errno == ENOMEM || errno == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
+            gshmemi_ibv_heap_deregister(net, reg);
+            return GSHMEMX_ERR_SYSTEM;
+        }
+        reg->mr[reg->nchunks++] = mr;
+    }
+    GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: %s heap of %zu bytes registered in %d chunk(s)%s", net->my_pe,
+                 device ? "device" : "host", heap->size, reg->nchunks,
+                 device ? (reg->dmabuf ? " through DMA-BUF" : " through nvidia-peermem") : "");
+    return 0;
+}
+
+void gshmemi_ibv_heap_deregister(struct ibv_net *net, struct ibv_heapreg *reg)
+{
+    for (int i = 0; i < reg->nchunks; i++) net->api->ibv_dereg_mr(reg->mr[i]);
+    reg->nchunks = 0;
+    free(reg->peer);
+    free(reg->peer_relaxed);
+    reg->peer = NULL;
+    reg->peer_relaxed = NULL;
+}
+
+int gshmemi_ibv_host_register(struct ibv_net *net)
+{
+    net->host_size = GSHMEMI_IBV_STAGE_SLOTS * GSHMEMI_IBV_STAGE_SLOT + GSHMEMI_IBV_CELLS * sizeof(uint64_t);
+    void *p = mmap(NULL, net->host_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return GSHMEMX_ERR_NOMEM;
+    net->host = p;
+    net->host_mr = mr_host(net, p, net->host_size);
+    if (!net->host_mr) {
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot register %zu bytes of staging memory with %s: %s%s", net->my_pe,
+                      net->host_size, net->port.dev, strerror(errno),
+                      errno == ENOMEM || errno == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
+        return GSHMEMX_ERR_SYSTEM;
+    }
+    for (int i = 0; i < GSHMEMI_IBV_STAGE_SLOTS; i++) net->stage[i].pe = -1;
+    return 0;
+}
+
+int gshmemi_ibv_local_key(struct ibv_net *net, const void *p, size_t len, uint32_t *lkey, size_t *span)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (int h = 0; h < net->nheaps; h++) {
+        struct ibv_heapreg *reg = &net->heaps[h];
+        uintptr_t off = a - (uintptr_t)reg->heap->base;
+        if (off >= reg->heap->size || reg->nchunks == 0) continue;
+        *lkey = reg->mr[off / reg->chunk]->lkey;
+        *span = gshmemi_ibv_chunk_span(off, len, reg->chunk);
+        return reg->heap->kind == GSHMEMI_HEAP_KIND_DEVICE ? 2 : 1;
+    }
+    if (net->host_mr && a - (uintptr_t)net->host < net->host_size) {
+        *lkey = net->host_mr->lkey;
+        *span = len;
+        return 1;
+    }
+    return 0;
+}
+#endif

@@ -1,0 +1,33 @@
+/* Builds without <infiniband/verbs.h>: the ibv transport is absent, and says so. */
+#ifndef GSHMEM_HAVE_IBV
+#include "transport/transport.h"
+
+#include <gshmem/status.h>
+
+#include <stdio.h>
+
+int gshmemi_transport_ibv_usable(const struct gshmemi_env *env, int gpu, char *why, size_t whylen)
+{
+    (void)env, (void)gpu;
+    snprintf(why, whylen, "this build has no ibv transport (libibverbs-dev was missing when it was built)");
+    return 0;
+}
+
+int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
+                                 const struct gshmemi_env *env, const unsigned char *remote,
+                                 struct gshmemi_transport **out)
+{
+    (void)bs, (void)heap, (void)env, (void)remote, (void)out;
+    return GSHMEMX_ERR_NOT_SUPPORTED;
+}
+
+const char *gshmemi_transport_ibv_loss(void)
+{
+    return NULL;
+}
+
+void gshmemi_transport_ibv_describe(FILE *out)
+{
+    fprintf(out, "  ibv: not built (libibverbs-dev was missing when this library was built)\n");
+}
+#endif

@@ -1,0 +1,149 @@
+/* Which RDMA device and port the ibv transport uses, and its address (ibv_impl.h). */
+#ifdef GSHMEM_HAVE_IBV
+#include "transport/ibv_impl.h"
+#include "transport/ibv_select.h"
+
+#include "core/env.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IBV_GIDS_MAX 256
+
+/* The GID's type from sysfs (libibverbs without _ibv_query_gid_ex). */
+static int port_gid_type_sysfs(const char *dev, int port, int index)
+{
+    char path[256], text[32] = "";
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%d", dev, port, index);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(text, sizeof(text), f)) text[0] = '\0';
+        fclose(f);
+    }
+    if (strstr(text, "RoCE v2")) return GSHMEMI_GID_ROCE_V2;
+    return strstr(text, "RoCE") ? GSHMEMI_GID_ROCE_V1 : GSHMEMI_GID_IB;
+}
+
+/* The port's GID table as gshmemi_ib_gid_choose wants it; empty entries stay zero. */
+static int port_gids(const struct gshmemi_ibv_api *api, struct ibv_context *ctx, const char *dev, int port,
+                     int len, struct gshmemi_ib_gid *gids)
+{
+    if (len > IBV_GIDS_MAX) len = IBV_GIDS_MAX;
+    for (int i = 0; i < len; i++) {
+        memset(&gids[i], 0, sizeof(gids[i]));
+        gids[i].index = i;
+        struct ibv_gid_entry e;
+        if (api->_ibv_query_gid_ex) {
+            if (api->_ibv_query_gid_ex(ctx, (uint32_t)port, (uint32_t)i, &e, 0, sizeof(e)) != 0) continue;
+            memcpy(gids[i].raw, e.gid.raw, 16);
+            gids[i].type = e.gid_type == IBV_GID_TYPE_ROCE_V2   ? GSHMEMI_GID_ROCE_V2
+                           : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? GSHMEMI_GID_ROCE_V1
+                                                                : GSHMEMI_GID_IB;
+            continue;
+        }
+        union ibv_gid gid;
+        if (api->ibv_query_gid(ctx, (uint8_t)port, i, &gid) != 0) continue;
+        memcpy(gids[i].raw, gid.raw, 16);
+        gids[i].type = port_gid_type_sysfs(dev, port, i);
+    }
+    return len;
+}
+
+static void port_pci_path(const char *dev, char *out, size_t outlen)
+{
+    char link[256], real[PATH_MAX];
+    snprintf(link, sizeof(link), "/sys/class/infiniband/%s/device", dev);
+    if (!realpath(link, real)) real[0] = '\0';
+    snprintf(out, outlen, "%.255s", real);
+}
+
+static void why_add(char *why, size_t whylen, const char *fmt, const char *dev, int port, const char *what)
+{
+    size_t at = strlen(why);
+    if (at + 8 < whylen) snprintf(why + at, whylen - at, fmt, at ? "; " : "", dev, port, what);
+}
+
+/* Whether port p of ctx can carry the transport; fills c (the GID included). */
+static int port_usable(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env, struct ibv_context *ctx,
+                       const char *dev, int p, struct ibv_port_choice *c, char *why, size_t whylen)
+{
+    struct ibv_port_attr pa;
+    memset(&pa, 0, sizeof(pa));
+    if ((api->ibv_query_port)(ctx, (uint8_t)p, &pa) != 0) {
+        why_add(why, whylen, "%s%s:%d %s", dev, p, "cannot be queried");
+        return 0;
+    }
+    if (pa.state != IBV_PORT_ACTIVE) {
+        why_add(why, whylen, "%s%s:%d %s", dev, p, "is not active (cable, switch or subnet manager?)");
+        return 0;
+    }
+    memset(c, 0, sizeof(*c));
+    snprintf(c->dev, sizeof(c->dev), "%s", dev);
+    c->port = p;
+    c->link = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? GSHMEMI_IBV_LINK_ETH : GSHMEMI_IBV_LINK_IB;
+    c->lid = pa.lid;
+    c->mtu = pa.active_mtu;
+    struct gshmemi_ib_gid *gids = calloc(IBV_GIDS_MAX, sizeof(*gids));
+    if (!gids) return 0;
+    int n = port_gids(api, ctx, dev, p, pa.gid_tbl_len, gids);
+    char gwhy[192] = "";
+    int ib = c->link == GSHMEMI_IBV_LINK_IB;
+    c->gid_index = gshmemi_ib_gid_choose(gids, n, ib, (int)env->ib_gid_index, gwhy, sizeof(gwhy));
+    for (int i = 0; i < n; i++)
+        if (gids[i].index == c->gid_index) memcpy(c->gid, gids[i].raw, 16);
+    free(gids);
+    if (c->gid_index < 0 && !(ib && env->ib_gid_index < 0 && c->lid)) {
+        why_add(why, whylen, "%s%s:%d %s", dev, p, gwhy);
+        return 0;
+    }
+    port_pci_path(dev, c->pci, sizeof(c->pci));
+    return 1;
+}
+
+struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env,
+                                          const char *gpu_pci, struct ibv_port_choice *out, char *why,
+                                          size_t whylen)
+{
+    struct gshmemi_ib_hca_filter filter;
+    why[0] = '\0';
+    if (gshmemi_ib_hca_parse(env->ib_hca, &filter, why, whylen) != 0) return NULL;
+    int ndev = 0;
+    struct ibv_device **list = api->ibv_get_device_list(&ndev);
+    if (!list || ndev == 0) {
+        snprintf(why, whylen, "no RDMA device (ibv_get_device_list: %s; is an RDMA driver loaded? see /sys/class/infiniband)",
+                 list ? "none" : strerror(errno));
+        if (list) api->ibv_free_device_list(list);
+        return NULL;
+    }
+    struct ibv_context *best = NULL;
+    int best_score = -1, allowed = 0;
+    for (int d = 0; d < ndev; d++) {
+        const char *dev = api->ibv_get_device_name(list[d]);
+        struct ibv_context *ctx = api->ibv_open_device(list[d]);
+        struct ibv_device_attr da;
+        if (!ctx || api->ibv_query_device(ctx, &da) != 0) {
+            why_add(why, whylen, "%s%s:%d %s", dev, 0, "cannot be opened");
+            if (ctx) api->ibv_close_device(ctx);
+            continue;
+        }
+        int kept = 0;
+        for (int p = 1; p <= da.phys_port_cnt; p++) {
+            struct ibv_port_choice c;
+            if (!gshmemi_ib_hca_allows(&filter, dev, p)) continue;
+            allowed++;
+            if (!port_usable(api, env, ctx, dev, p, &c, why, whylen)) continue;
+            int score = gshmemi_ib_pci_closeness(c.pci, gpu_pci);
+            if (score <= best_score) continue;
+            if (best && best != ctx) api->ibv_close_device(best);
+            best = ctx, best_score = score, *out = c, kept = 1;
+        }
+        if (!kept && ctx != best) api->ibv_close_device(ctx);
+    }
+    if (!allowed) snprintf(why, whylen, "GSHMEM_IB_HCA=\"%s\" allows none of the %d RDMA devices' ports", env->ib_hca, ndev);
+    api->ibv_free_device_list(list);
+    return best;
+}
+#endif

@@ -1,0 +1,242 @@
+/* ibv transport: posting, completions, stage slots and answer cells (ibv_impl.h). */
+#ifdef GSHMEM_HAVE_IBV
+#include "transport/ibv_impl.h"
+
+#include "core/log.h"
+
+#include <gshmem/status.h>
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* wr_id: PE in bits 0-19, answer cell + 1 in 20-31, low 32 bits of the sequence above. */
+#define IBV_PE_BITS 20
+#define IBV_CELL_MASK 0xfffu
+
+static double ibv_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    if (!net->lost_msg[0]) {
+        if (pe >= 0)
+            snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d lost PE %d (%s port %d): %s", net->my_pe, pe,
+                     net->port.dev, net->port.port, what);
+        else
+            snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d (%s port %d): %s", net->my_pe, net->port.dev,
+                     net->port.port, what);
+    }
+    int expected = 0;
+    atomic_compare_exchange_strong(&net->failed, &expected, GSHMEMX_ERR_PEER_LOST);
+}
+
+uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, int cell, int *rc)
+{
+    struct ibv_peer *p = &net->peers[pe];
+    *rc = atomic_load(&net->failed);
+    if (*rc) return 0;
+    unsigned every = net->qp_depth / 2 < GSHMEMI_IBV_SIGNAL_EVERY ? (unsigned)net->qp_depth / 2 : GSHMEMI_IBV_SIGNAL_EVERY;
+    double deadline = 0;
+    while (p->posted - p->retired >= (uint64_t)net->qp_depth - 1) { /* full: a signalled request is among them */
+        if ((*rc = gshmemi_ibv_poll(net)) != 0) return 0;
+        if (deadline == 0) deadline = ibv_now() + (net->timeout > 0 ? net->timeout : 1e30);
+        if (ibv_now() > deadline) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: the queue pair to PE %d stayed full for %.0f s (GSHMEM_TIMEOUT)",
+                          net->my_pe, pe, net->timeout);
+            return *rc = GSHMEMX_ERR_TIMEOUT, 0;
+        }
+    }
+    uint64_t seq = p->posted + 1;
+    if (cell >= 0 || ++p->unsignaled >= every) wr->send_flags |= IBV_SEND_SIGNALED;
+    if (wr->send_flags & IBV_SEND_SIGNALED) p->unsignaled = 0;
+    if (p->fence_due) wr->send_flags |= IBV_SEND_FENCE;
+    wr->wr_id = (uint64_t)(uint32_t)seq << 32 | (uint64_t)(cell + 1) << IBV_PE_BITS | (uint64_t)pe;
+    wr->next = NULL;
+    struct ibv_send_wr *bad = NULL;
+    int err = p->qp->context->ops.post_send(p->qp, wr, &bad);
+    if (err) {
+        gshmemi_ibv_lost(net, pe, "ibv_post_send failed: %s", strerror(err));
+        return *rc = GSHMEMX_ERR_PEER_LOST, 0;
+    }
+    p->posted = seq;
+    p->fence_due = 0;
+    if (wr->send_flags & IBV_SEND_SIGNALED) p->last_signaled = seq;
+    if (wr->opcode == IBV_WR_RDMA_WRITE) p->flush_due = 1;
+    return seq;
+}
+
+static const char *ibv_opcode_name(enum ibv_wc_opcode op)
+{
+    switch (op) {
+    case IBV_WC_RDMA_WRITE: return "RDMA write";
+    case IBV_WC_RDMA_READ: return "RDMA read";
+    case IBV_WC_FETCH_ADD: return "atomic fetch-add";
+    case IBV_WC_COMP_SWAP: return "atomic compare-swap";
+    default: return "request";
+    }
+}
+
+static void ibv_complete(struct ibv_net *net, const struct ibv_wc *wc)
+{
+    int pe = (int)(wc->wr_id & ((1u << IBV_PE_BITS) - 1));
+    int cell = (int)((wc->wr_id >> IBV_PE_BITS) & IBV_CELL_MASK) - 1;
+    struct ibv_peer *p = &net->peers[pe];
+    uint64_t seq = (p->posted & ~(uint64_t)0xffffffffu) | (wc->wr_id >> 32);
+    if (seq > p->posted) seq -= (uint64_t)1 << 32;
+    if (seq > p->retired) p->retired = seq;
+    if (cell >= 0) net->cells[cell].ready = 1;
+}
+
+int gshmemi_ibv_poll(struct ibv_net *net)
+{
+    struct ibv_wc wc[16];
+    int n = net->cq->context->ops.poll_cq(net->cq, 16, wc);
+    if (n < 0) {
+        gshmemi_ibv_lost(net, -1, "ibv_poll_cq failed (%d)", n);
+        return GSHMEMX_ERR_PEER_LOST;
+    }
+    for (int i = 0; i < n; i++) {
+        int pe = (int)(wc[i].wr_id & ((1u << IBV_PE_BITS) - 1));
+        if (wc[i].status != IBV_WC_SUCCESS) {
+            char st[96];
+            gshmemi_ibv_lost(net, pe, "%s failed: %s, vendor error 0x%x (qp 0x%x)",
+                             wc[i].status == IBV_WC_WR_FLUSH_ERR ? "a request" : ibv_opcode_name(wc[i].opcode),
+                             gshmemi_ibv_wc_status(net->api, wc[i].status, st, sizeof(st)), wc[i].vendor_err,
+                             wc[i].qp_num);
+            continue; /* later completions may still retire requests other waiters need */
+        }
+        if (pe >= net->n_pes) continue;
+        ibv_complete(net, &wc[i]);
+    }
+    return atomic_load(&net->failed);
+}
+
+int gshmemi_ibv_wait(struct ibv_net *net, int pe, uint64_t seq, const char *what)
+{
+    struct ibv_peer *p = &net->peers[pe];
+    double deadline = 0;
+    for (unsigned spins = 0; p->retired < seq; spins++) {
+        int rc = gshmemi_ibv_poll(net);
+        if (rc) return rc;
+        if (p->retired >= seq) break;
+        if ((spins & 1023) == 1023) {
+            if (deadline == 0) deadline = ibv_now() + (net->timeout > 0 ? net->timeout : 1e30);
+            if (ibv_now() > deadline) {
+                GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: %s to PE %d got no completion in %.0f s (GSHMEM_TIMEOUT); "
+                              "%llu requests outstanding on %s port %d", net->my_pe, what, pe, net->timeout,
+                              (unsigned long long)(p->posted - p->retired), net->port.dev, net->port.port);
+                return GSHMEMX_ERR_TIMEOUT;
+            }
+            pthread_mutex_unlock(&net->lock); /* let other threads post and poll */
+            sched_yield();
+            pthread_mutex_lock(&net->lock);
+        }
+    }
+    return 0;
+}
+
+unsigned char *gshmemi_ibv_stage_ptr(struct ibv_net *net, int slot)
+{
+    return net->host + (size_t)slot * GSHMEMI_IBV_STAGE_SLOT;
+}
+
+int gshmemi_ibv_stage_get(struct ibv_net *net, int *rc)
+{
+    int s = (int)(net->stage_next++ % GSHMEMI_IBV_STAGE_SLOTS);
+    struct ibv_stage_slot *slot = &net->stage[s];
+    if (slot->pe >= 0 && (*rc = gshmemi_ibv_wait(net, slot->pe, slot->seq, "a staged transfer")) != 0) return -1;
+    slot->pe = -1;
+    return s;
+}
+
+uint64_t *gshmemi_ibv_cell_ptr(struct ibv_net *net, int cell)
+{
+    return (uint64_t *)(void *)(net->host + GSHMEMI_IBV_STAGE_SLOTS * GSHMEMI_IBV_STAGE_SLOT) + cell;
+}
+
+/* Cell 0 is the shared sink of flush reads and of atomics whose answer nobody wants. */
+int gshmemi_ibv_cell_get(struct ibv_net *net, int *rc)
+{
+    for (;;) {
+        for (int i = 1; i < GSHMEMI_IBV_CELLS; i++) {
+            int c = 1 + (int)((net->cell_next + (unsigned)i) % (GSHMEMI_IBV_CELLS - 1));
+            if (net->cells[c].busy) continue;
+            net->cell_next = (unsigned)c;
+            net->cells[c].busy = 1;
+            net->cells[c].ready = 0;
+            return c;
+        }
+        if ((*rc = gshmemi_ibv_poll(net)) != 0) return -1;
+        pthread_mutex_unlock(&net->lock); /* every cell is some thread's: wait for one */
+        sched_yield();
+        pthread_mutex_lock(&net->lock);
+    }
+}
+
+/* Whether a write to pe needs a flush read to be visible (its heap registrations use
+ * relaxed ordering). */
+static int ibv_peer_relaxed(struct ibv_net *net, int pe)
+{
+    for (int h = 0; h < net->nheaps; h++)
+        if (net->heaps[h].peer_relaxed && net->heaps[h].peer_relaxed[pe]) return 1;
+    return 0;
+}
+
+/* A read of the peer's first heap word: its answer follows every earlier write. */
+uint64_t gshmemi_ibv_post_flush(struct ibv_net *net, int pe, int signaled, int *rc)
+{
+    const struct gshmemi_ibv_heapkeys *k = &net->heaps[0].peer[pe];
+    struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, 0), 8, net->host_mr->lkey};
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+    wr.wr.rdma.remote_addr = k->addr;
+    wr.wr.rdma.rkey = k->rkey[0];
+    uint64_t seq = gshmemi_ibv_post(net, pe, &wr, -1, rc);
+    if (seq) net->peers[pe].flush_due = 0;
+    return seq;
+}
+
+int gshmemi_ibv_fence_pe(struct ibv_net *net, int pe)
+{
+    struct ibv_peer *p = &net->peers[pe];
+    int rc = 0;
+    if (p->flush_due && ibv_peer_relaxed(net, pe) && !gshmemi_ibv_post_flush(net, pe, 0, &rc)) return rc;
+    p->fence_due = 1;
+    return 0;
+}
+
+int gshmemi_ibv_quiet_pe(struct ibv_net *net, int pe)
+{
+    int first = pe < 0 ? 0 : pe, last = pe < 0 ? net->n_pes - 1 : pe;
+    for (int i = first; i <= last; i++) {
+        struct ibv_peer *p = &net->peers[i];
+        if (!p->qp || (p->retired == p->posted && !(p->flush_due && ibv_peer_relaxed(net, i)))) continue;
+        int rc = 0;
+        if ((p->flush_due && ibv_peer_relaxed(net, i)) || p->last_signaled != p->posted)
+            if (!gshmemi_ibv_post_flush(net, i, 1, &rc)) return rc;
+    }
+    for (int i = first; i <= last; i++) {
+        struct ibv_peer *p = &net->peers[i];
+        if (!p->qp || p->retired == p->posted) continue;
+        int rc = gshmemi_ibv_wait(net, i, p->posted, "quiet");
+        if (rc) return rc;
+    }
+    return 0;
+}
+#endif

@@ -1,0 +1,194 @@
+/* The ibv transport's blobs, chunking and atomic mapping (see ibv_wire.h). Blobs are
+ * little-endian whatever the host, so mixed clusters decode them alike. */
+#include "transport/ibv_wire.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define IBV_EP_MAGIC 0x56424947u   /* "GIBV" */
+#define IBV_KEYS_MAGIC 0x4d424947u /* "GIBM" */
+#define IBV_EP_HEADER 40
+
+static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8); }
+static void put32(unsigned char *p, uint32_t v) { put16(p, (uint16_t)v), put16(p + 2, (uint16_t)(v >> 16)); }
+static void put64(unsigned char *p, uint64_t v) { put32(p, (uint32_t)v), put32(p + 4, (uint32_t)(v >> 32)); }
+static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const unsigned char *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
+static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+static int wire_fail(char *why, size_t whylen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+size_t gshmemi_ibv_endpoint_size(int n_pes)
+{
+    return IBV_EP_HEADER + 4 * (size_t)n_pes;
+}
+
+void gshmemi_ibv_endpoint_encode(const struct gshmemi_ibv_endpoint *ep, unsigned char *out)
+{
+    memset(out, 0, IBV_EP_HEADER);
+    put32(out, IBV_EP_MAGIC);
+    put16(out + 4, GSHMEMI_IBV_WIRE_VERSION);
+    out[6] = (unsigned char)ep->link;
+    out[7] = (unsigned char)ep->mtu;
+    put16(out + 8, ep->lid);
+    put32(out + 12, (uint32_t)ep->pe);
+    put32(out + 16, (uint32_t)ep->n_pes);
+    put32(out + 20, ep->psn);
+    memcpy(out + 24, ep->gid, 16);
+    for (int i = 0; i < ep->n_pes; i++) put32(out + IBV_EP_HEADER + 4 * (size_t)i, ep->qpn[i]);
+}
+
+static int gid_is_zero(const uint8_t gid[16])
+{
+    for (int i = 0; i < 16; i++)
+        if (gid[i]) return 0;
+    return 1;
+}
+
+int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from, int me, int n_pes,
+                                struct gshmemi_ibv_endpoint *ep, char *why, size_t whylen)
+{
+    if (len < IBV_EP_HEADER) return wire_fail(why, whylen, "%zu bytes, shorter than the header", len);
+    if (get32(blob) != IBV_EP_MAGIC) return wire_fail(why, whylen, "not an ibv endpoint (bad magic)");
+    unsigned version = get16(blob + 4);
+    if (version != GSHMEMI_IBV_WIRE_VERSION)
+        return wire_fail(why, whylen, "version %u, this build speaks %d", version, GSHMEMI_IBV_WIRE_VERSION);
+    ep->link = blob[6];
+    ep->mtu = blob[7];
+    ep->lid = get16(blob + 8);
+    ep->pe = (int)get32(blob + 12);
+    ep->n_pes = (int)get32(blob + 16);
+    ep->psn = get32(blob + 20);
+    memcpy(ep->gid, blob + 24, 16);
+    if (ep->pe != from) return wire_fail(why, whylen, "claims to be PE %d", ep->pe);
+    if (ep->n_pes != n_pes) return wire_fail(why, whylen, "was built for %d PEs, the job has %d", ep->n_pes, n_pes);
+    if (len != gshmemi_ibv_endpoint_size(n_pes))
+        return wire_fail(why, whylen, "%zu bytes, %zu expected for %d PEs", len, gshmemi_ibv_endpoint_size(n_pes),
+                         n_pes);
+    if (ep->link != GSHMEMI_IBV_LINK_IB && ep->link != GSHMEMI_IBV_LINK_ETH)
+        return wire_fail(why, whylen, "unknown link layer %d", ep->link);
+    if (ep->mtu < 1 || ep->mtu > 5) return wire_fail(why, whylen, "invalid path MTU code %d", ep->mtu);
+    if (ep->link == GSHMEMI_IBV_LINK_IB && ep->lid == 0 && gid_is_zero(ep->gid))
+        return wire_fail(why, whylen, "InfiniBand port without a LID");
+    if (ep->link == GSHMEMI_IBV_LINK_ETH && gid_is_zero(ep->gid))
+        return wire_fail(why, whylen, "RoCE port without a GID");
+    if (ep->psn > 0xffffff) return wire_fail(why, whylen, "PSN 0x%x wider than 24 bits", ep->psn);
+    ep->qpn = NULL;
+    if (me < 0 || me >= n_pes) return wire_fail(why, whylen, "PE %d outside the job", me);
+    ep->qpn_to_me = get32(blob + IBV_EP_HEADER + 4 * (size_t)me);
+    if (ep->qpn_to_me == 0 || ep->qpn_to_me > 0xffffff)
+        return wire_fail(why, whylen, "invalid QP number 0x%x for PE %d", ep->qpn_to_me, me);
+    return 0;
+}
+
+void gshmemi_ibv_heapkeys_encode(const struct gshmemi_ibv_heapkeys *k, unsigned char *out)
+{
+    memset(out, 0, GSHMEMI_IBV_HEAPKEYS_SIZE);
+    put32(out, IBV_KEYS_MAGIC);
+    put16(out + 4, GSHMEMI_IBV_WIRE_VERSION);
+    out[6] = (unsigned char)k->heap_index;
+    out[7] = (unsigned char)k->nchunks;
+    put64(out + 8, k->addr);
+    put64(out + 16, k->size);
+    put64(out + 24, k->chunk);
+    for (int i = 0; i < k->nchunks && i < GSHMEMI_IBV_MAX_CHUNKS; i++) put32(out + 40 + 4 * (size_t)i, k->rkey[i]);
+}
+
+int gshmemi_ibv_heapkeys_decode(const unsigned char *blob, size_t len, unsigned heap_index, uint64_t min_size,
+                                struct gshmemi_ibv_heapkeys *k, char *why, size_t whylen)
+{
+    if (len != GSHMEMI_IBV_HEAPKEYS_SIZE)
+        return wire_fail(why, whylen, "%zu bytes, %d expected", len, GSHMEMI_IBV_HEAPKEYS_SIZE);
+    if (get32(blob) != IBV_KEYS_MAGIC) return wire_fail(why, whylen, "not an ibv heap registration (bad magic)");
+    unsigned version = get16(blob + 4);
+    if (version != GSHMEMI_IBV_WIRE_VERSION)
+        return wire_fail(why, whylen, "version %u, this build speaks %d", version, GSHMEMI_IBV_WIRE_VERSION);
+    k->heap_index = blob[6];
+    k->nchunks = blob[7];
+    k->addr = get64(blob + 8);
+    k->size = get64(blob + 16);
+    k->chunk = get64(blob + 24);
+    if (k->heap_index != heap_index) return wire_fail(why, whylen, "for heap %u, expected heap %u", k->heap_index, heap_index);
+    if (k->size < min_size)
+        return wire_fail(why, whylen, "heap of %llu bytes, smaller than this PE's %llu", (unsigned long long)k->size,
+                         (unsigned long long)min_size);
+    if (k->nchunks < 1 || k->nchunks > GSHMEMI_IBV_MAX_CHUNKS || k->chunk == 0 || (k->chunk & (k->chunk - 1)))
+        return wire_fail(why, whylen, "%d registrations of %llu bytes", k->nchunks, (unsigned long long)k->chunk);
+    if (k->chunk * (uint64_t)k->nchunks < k->size || k->chunk * (uint64_t)(k->nchunks - 1) >= k->size)
+        return wire_fail(why, whylen, "%d registrations of %llu bytes do not match a heap of %llu", k->nchunks,
+                         (unsigned long long)k->chunk, (unsigned long long)k->size);
+    if (k->addr + k->size < k->addr) return wire_fail(why, whylen, "heap wraps the address space");
+    for (int i = 0; i < k->nchunks; i++) k->rkey[i] = get32(blob + 40 + 4 * (size_t)i);
+    return 0;
+}
+
+uint64_t gshmemi_ibv_chunk_size(uint64_t size, uint64_t max_mr)
+{
+    uint64_t chunk = 1;
+    while (chunk < size && chunk < ((uint64_t)1 << 62)) chunk <<= 1;
+    if (max_mr)
+        while (chunk > max_mr) chunk >>= 1;
+    if (chunk == 0 || (size + chunk - 1) / chunk > GSHMEMI_IBV_MAX_CHUNKS) return 0;
+    return chunk;
+}
+
+size_t gshmemi_ibv_chunk_span(uint64_t offset, size_t len, uint64_t chunk)
+{
+    uint64_t room = chunk - offset % chunk;
+    return len < room ? len : (size_t)room;
+}
+
+int gshmemi_ibv_amo_plan(const struct gshmemi_amo *amo, struct gshmemi_ibv_amo_plan *plan)
+{
+    if ((amo->width != 4 && amo->width != 8) || amo->offset % amo->width) return -1;
+    memset(plan, 0, sizeof(*plan));
+    plan->word_offset = amo->offset & ~(uint64_t)7;
+    plan->shift = (unsigned)(amo->offset & 7) * 8; /* little-endian lanes */
+    plan->kind = GSHMEMI_IBV_AMO_LOOP;
+    if (amo->op == GSHMEMI_AMO_FETCH || (amo->op == GSHMEMI_AMO_ADD && (amo->width == 8 || plan->shift == 32))) {
+        /* an addend in the high lane drops its carry out of the word, as a 32-bit add would */
+        plan->kind = GSHMEMI_IBV_AMO_FADD;
+        plan->add = amo->op == GSHMEMI_AMO_ADD ? amo->operand << plan->shift : 0;
+    } else if (amo->op == GSHMEMI_AMO_COMPARE_SWAP && amo->width == 8) {
+        plan->kind = GSHMEMI_IBV_AMO_CAS;
+        plan->compare = amo->compare;
+        plan->swap = amo->operand;
+    }
+    return 0;
+}
+
+uint64_t gshmemi_ibv_amo_fetched(const struct gshmemi_amo *amo, unsigned shift, uint64_t word)
+{
+    return amo->width == 8 ? word : (word >> shift) & 0xffffffffu;
+}
+
+int gshmemi_ibv_amo_next(const struct gshmemi_amo *amo, unsigned shift, uint64_t word, uint64_t *next)
+{
+    uint64_t mask = amo->width == 8 ? ~(uint64_t)0 : (uint64_t)0xffffffffu;
+    uint64_t old = gshmemi_ibv_amo_fetched(amo, shift, word), val = old;
+    uint64_t operand = amo->operand & mask;
+    switch (amo->op) {
+    case GSHMEMI_AMO_FETCH: return 0;
+    case GSHMEMI_AMO_COMPARE_SWAP:
+        if (old != (amo->compare & mask)) return 0;
+        val = operand;
+        break;
+    case GSHMEMI_AMO_SET:
+    case GSHMEMI_AMO_SWAP: val = operand; break;
+    case GSHMEMI_AMO_ADD: val = (old + operand) & mask; break;
+    case GSHMEMI_AMO_AND: val = old & operand; break;
+    case GSHMEMI_AMO_OR: val = old | operand; break;
+    case GSHMEMI_AMO_XOR: val = old ^ operand; break;
+    default: return 0;
+    }
+    *next = (word & ~(mask << shift)) | val << shift;
+    return 1;
+}
