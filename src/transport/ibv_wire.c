@@ -26,6 +26,12 @@ static int wire_fail(char *why, size_t whylen, const char *fmt, ...)
     return -1;
 }
 
+/* Chunks of chunk bytes that cover size bytes (without overflow near 2^64). */
+static uint64_t chunks_covering(uint64_t size, uint64_t chunk)
+{
+    return size / chunk + (size % chunk != 0);
+}
+
 size_t gshmemi_ibv_endpoint_size(int n_pes)
 {
     return IBV_EP_HEADER + 4 * (size_t)n_pes;
@@ -122,7 +128,7 @@ int gshmemi_ibv_heapkeys_decode(const unsigned char *blob, size_t len, unsigned 
                          (unsigned long long)min_size);
     if (k->nchunks < 1 || k->nchunks > GSHMEMI_IBV_MAX_CHUNKS || k->chunk == 0 || (k->chunk & (k->chunk - 1)))
         return wire_fail(why, whylen, "%d registrations of %llu bytes", k->nchunks, (unsigned long long)k->chunk);
-    if (k->chunk * (uint64_t)k->nchunks < k->size || k->chunk * (uint64_t)(k->nchunks - 1) >= k->size)
+    if ((uint64_t)k->nchunks != chunks_covering(k->size, k->chunk))
         return wire_fail(why, whylen, "%d registrations of %llu bytes do not match a heap of %llu", k->nchunks,
                          (unsigned long long)k->chunk, (unsigned long long)k->size);
     if (k->addr + k->size < k->addr) return wire_fail(why, whylen, "heap wraps the address space");
@@ -136,7 +142,7 @@ uint64_t gshmemi_ibv_chunk_size(uint64_t size, uint64_t max_mr)
     while (chunk < size && chunk < ((uint64_t)1 << 62)) chunk <<= 1;
     if (max_mr)
         while (chunk > max_mr) chunk >>= 1;
-    if (chunk == 0 || (size + chunk - 1) / chunk > GSHMEMI_IBV_MAX_CHUNKS) return 0;
+    if (chunk == 0 || chunks_covering(size, chunk) > GSHMEMI_IBV_MAX_CHUNKS) return 0;
     return chunk;
 }
 

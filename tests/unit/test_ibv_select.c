@@ -148,3 +148,64 @@ Test(ib_gid, explicit_index_is_checked)
     cr_expect_eq(gshmemi_ib_gid_choose(t, 3, 0, 2, why, sizeof(why)), -1, "no entry 2");
     cr_expect(strstr(why, "no such entry") != NULL, "%s", why);
 }
+
+/* Sysfs paths as a two-socket host with PCIe switches lays them out. */
+#define ROOT0 "/sys/devices/pci0000:17"
+#define SWITCH0 ROOT0 "/0000:17:00.0/0000:18:00.0" /* root port, then the switch's upstream port */
+#define GPU0 SWITCH0 "/0000:19:01.0/0000:1b:00.0"
+#define NIC0 SWITCH0 "/0000:19:02.0/0000:1c:00.0"
+#define NIC_OTHER_PORT ROOT0 "/0000:17:02.0/0000:20:00.0/0000:21:00.0/0000:22:00.0"
+#define NIC_OTHER_SOCKET "/sys/devices/pci0000:5d/0000:5d:00.0/0000:5e:00.0/0000:5f:01.0/0000:61:00.0"
+#define NIC_OTHER_DOMAIN "/sys/devices/pci0001:17/0001:17:00.0/0001:18:00.0/0001:19:01.0/0001:1b:00.0"
+
+/* closeness(a, b), checked to be symmetric. */
+static int closeness(const char *a, const char *b)
+{
+    int ab = gshmemi_ib_pci_closeness(a, b), ba = gshmemi_ib_pci_closeness(b, a);
+    cr_expect_eq(ab, ba, "closeness is symmetric: %d one way, %d the other (\"%s\", \"%s\")", ab, ba, a ? a : "NULL",
+                 b ? b : "NULL");
+    return ab;
+}
+
+Test(ib_pci, same_path_shares_every_component)
+{
+    cr_expect_eq(closeness(GPU0, GPU0), 7, "sys, devices, pci0000:17 and four bridges/devices");
+    cr_expect_eq(closeness("/sys/devices/pci0000:00", "/sys/devices/pci0000:00"), 3);
+    cr_expect_eq(closeness("/sys", "/sys"), 1);
+}
+
+Test(ib_pci, the_same_switch_is_closer_than_another_root_port_or_socket)
+{
+    int sw = closeness(GPU0, NIC0), port = closeness(GPU0, NIC_OTHER_PORT), sock = closeness(GPU0, NIC_OTHER_SOCKET);
+    cr_expect_eq(sw, 5, "up to the switch's upstream port");
+    cr_expect_eq(port, 3, "up to the host bridge");
+    cr_expect_eq(sock, 2, "/sys/devices only");
+    cr_expect(sw > port && port > sock);
+    cr_expect_eq(closeness(GPU0, NIC_OTHER_DOMAIN), 2, "another PCI domain shares /sys/devices only");
+    cr_expect_eq(closeness("/sys/devices/pci0000:00/0000:00:01.0", "/sys/devices/pci0001:00/0000:00:01.0"), 2,
+                 "the same bus numbers in another domain share nothing past /sys/devices");
+    cr_expect_eq(closeness(SWITCH0, GPU0), 5, "a bridge and a device below it: the whole bridge path");
+}
+
+Test(ib_pci, null_or_empty_is_0)
+{
+    cr_expect_eq(closeness(NULL, GPU0), 0);
+    cr_expect_eq(closeness("", GPU0), 0);
+    cr_expect_eq(closeness(NULL, NULL), 0);
+    cr_expect_eq(closeness("", ""), 0);
+    cr_expect_eq(closeness("", NULL), 0);
+}
+
+Test(ib_pci, a_component_prefixing_another_does_not_count)
+{
+    cr_expect_eq(closeness("/sys/devices/pci0000:00/0000:00:01.0", "/sys/devices/pci0000:00/0000:00:01.01"), 3,
+                 "0000:00:01.0 and 0000:00:01.01 are different ports");
+    cr_expect_eq(closeness("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0",
+                           "/sys/devices/pci0000:00/0000:00:01.01/0000:01:00.0"),
+                 3, "and nothing after the differing component counts");
+    cr_expect_eq(closeness("/sys/devices/pci0000:0", "/sys/devices/pci0000:00"), 2);
+    cr_expect_eq(closeness("/sys/devices/pci0000:00", "/sys/devices/pci0000:00/0000:00:01.0"), 3,
+                 "a path and a device below it share the whole shorter path");
+    cr_expect_eq(closeness("/sys/devices/pci0000:00/", "/sys/devices/pci0000:00/0000:00:01.0"), 3,
+                 "a trailing slash adds no component");
+}
