@@ -69,9 +69,10 @@ static uint64_t ibv_write(struct ibv_transport *t, int pe, uint64_t off, const v
         if (device < 0) device = reg ? reg == 2 : ibv_is_device(net, s);
         if (n <= (size_t)net->max_inline && !device) { /* the CPU copies it into the request */
             wr.send_flags = IBV_SEND_INLINE;
-        } else if (reg) { /* zero copy: the NIC reads src */
+        } else if (reg) { /* zero copy: the NIC reads src; a blocking put waits for this completion */
             n = span;
             sge.lkey = lkey;
+            wr.send_flags = IBV_SEND_SIGNALED;
         } else {
             if ((slot = gshmemi_ibv_stage_get(net, rc)) < 0) return 0;
             if (n > GSHMEMI_IBV_STAGE_SLOT) n = GSHMEMI_IBV_STAGE_SLOT;

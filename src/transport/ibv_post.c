@@ -127,6 +127,12 @@ int gshmemi_ibv_wait(struct ibv_net *net, int pe, uint64_t seq, const char *what
 {
     struct ibv_peer *p = &net->peers[pe];
     double deadline = 0;
+    if (p->retired < seq && p->last_signaled < seq) { /* nothing signalled at or after it yet */
+        int rc = 0;
+        uint64_t flush = gshmemi_ibv_post_flush(net, pe, 1, &rc);
+        if (!flush) return rc ? rc : GSHMEMX_ERR_INTERNAL;
+        seq = flush;
+    }
     for (unsigned spins = 0; p->retired < seq; spins++) {
         int rc = gshmemi_ibv_poll(net);
         if (rc) return rc;
