@@ -5,6 +5,7 @@
 #include "device/cuda_probe.h"
 #include "device/mps.h"
 #include "gshmem_build_config.h"
+#include "info_check.h"
 #include "transport/transport.h"
 
 #include <gshmem.h>
@@ -14,10 +15,15 @@
 
 static void info_usage(FILE *out)
 {
-    fprintf(out, "usage: gshmem-info [--env-markdown] [-h]\n"
+    fprintf(out, "usage: gshmem-info [--env-markdown | --check] [-h]\n"
                  "  Prints the build configuration, hugepage and GPU status, and every GSHMEM_*\n"
                  "  variable with its current value, default and help.\n"
-                 "  --env-markdown  prints only the variable table as Markdown (for the docs)\n");
+                 "  --env-markdown  prints only the variable table as Markdown (for the docs)\n"
+                 "  --check         checks this node for a first run (GPUs and their peer links, MPS,\n"
+                 "                  hugepages, memlock, vm.max_map_count, NUMA placement, RDMA): one\n"
+                 "                  OK/WARN/FAIL line per item and a fix: line under each WARN and\n"
+                 "                  FAIL; exits 1 when an item fails\n"
+                 "  --sysroot DIR   (for tests) with --check, reads /proc and /sys under DIR\n");
 }
 
 /* Markdown table cells cannot hold a bare '|'. */
@@ -72,15 +78,38 @@ static void info_gpus(int gpus, const struct gshmemi_env *env, int env_ok)
                "CUDA_VISIBLE_DEVICES narrows the list)\n", gpus, gpus == 1 ? "" : "s");
 }
 
+static int info_run_check(const char *sysroot)
+{
+    struct info_check check;
+    info_check_init(&check, stdout, sysroot);
+    return info_check_run(&check) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    int check = 0;
+    const char *sysroot = "";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--env-markdown") == 0) {
             info_env_markdown();
             return 0;
         }
-        info_usage(strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? stdout : stderr);
-        return strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        if (strcmp(argv[i], "--check") == 0) {
+            check = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--sysroot") == 0 && i + 1 < argc) {
+            sysroot = argv[++i];
+            continue;
+        }
+        int help = strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+        info_usage(help ? stdout : stderr);
+        return help ? 0 : 2;
+    }
+    if (check) return info_run_check(sysroot);
+    if (sysroot[0]) {
+        fprintf(stderr, "gshmem-info: --sysroot only goes with --check\n");
+        return 2;
     }
     struct gshmemi_env env;
     char err[512];

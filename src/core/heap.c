@@ -193,27 +193,66 @@ void gshmemi_heap_unmap_peer(struct gshmemi_heap *heap, void *base)
     else munmap(base, heap->size);
 }
 
-static void heap_read_hugepages(long *total, long *free_pages)
+/* First line of root/path into buf; 0, or -1 when it cannot be read. */
+static int heap_read_line(const char *root, const char *path, char *buf, size_t len)
 {
-    *total = *free_pages = -1;
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f) return;
-    char line[256];
-    while (fgets(line, sizeof(line), f)) {
-        sscanf(line, "HugePages_Total: %ld", total);
-        sscanf(line, "HugePages_Free: %ld", free_pages);
-    }
+    char full[512];
+    snprintf(full, sizeof(full), "%s%s", root, path);
+    FILE *f = fopen(full, "r");
+    if (!f) return -1;
+    int ok = fgets(buf, (int)len, f) != NULL;
     fclose(f);
+    return ok ? 0 : -1;
+}
+
+static long heap_read_count(const char *root, const char *path)
+{
+    char line[64];
+    long v;
+    return heap_read_line(root, path, line, sizeof(line)) == 0 && sscanf(line, "%ld", &v) == 1 ? v : -1;
+}
+
+void gshmemi_heap_hugepages_read(const char *root, struct gshmemi_hugepages *hp)
+{
+    long meminfo_total = -1, meminfo_free = -1, meminfo_resv = -1;
+    hp->default_kb = -1;
+    char full[512], line[256];
+    snprintf(full, sizeof(full), "%s/proc/meminfo", root);
+    FILE *f = fopen(full, "r");
+    while (f && fgets(line, sizeof(line), f)) {
+        sscanf(line, "HugePages_Total: %ld", &meminfo_total);
+        sscanf(line, "HugePages_Free: %ld", &meminfo_free);
+        sscanf(line, "HugePages_Rsvd: %ld", &meminfo_resv);
+        sscanf(line, "Hugepagesize: %ld kB", &hp->default_kb);
+    }
+    if (f) fclose(f);
+    hp->total = heap_read_count(root, "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
+    hp->free_pages = heap_read_count(root, "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
+    hp->reserved = heap_read_count(root, "/sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages");
+    if (hp->total < 0 && hp->default_kb == 2048) {
+        hp->total = meminfo_total;
+        hp->free_pages = meminfo_free;
+        hp->reserved = meminfo_resv;
+    }
+}
+
+long gshmemi_heap_hugepages_available(const struct gshmemi_hugepages *hp)
+{
+    long avail = hp->free_pages - (hp->reserved > 0 ? hp->reserved : 0);
+    return hp->free_pages > 0 && avail > 0 ? avail : 0;
+}
+
+size_t gshmemi_heap_hugepages_needed(size_t symmetric_size)
+{
+    if (symmetric_size > SIZE_MAX - GSHMEMI_HEAP_RESERVED - HEAP_HUGE_PAGE) return SIZE_MAX / HEAP_HUGE_PAGE;
+    return heap_round_up(symmetric_size + GSHMEMI_HEAP_RESERVED, HEAP_HUGE_PAGE) / HEAP_HUGE_PAGE;
 }
 
 void gshmemi_heap_describe_thp(char *out, size_t outlen)
 {
     char line[256] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
-    if (f) {
-        if (!fgets(line, sizeof(line), f)) line[0] = '\0';
-        fclose(f);
-    }
+    if (heap_read_line("", "/sys/kernel/mm/transparent_hugepage/shmem_enabled", line, sizeof(line)) != 0)
+        line[0] = '\0';
     char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
     if (open && close) snprintf(out, outlen, "%.*s", (int)(close - open - 1), open + 1);
     else snprintf(out, outlen, "unknown");
@@ -221,16 +260,17 @@ void gshmemi_heap_describe_thp(char *out, size_t outlen)
 
 int gshmemi_heap_hugepages_fit(size_t size)
 {
-    long total, free_pages;
-    heap_read_hugepages(&total, &free_pages);
-    return free_pages > 0 && (size_t)free_pages >= heap_round_up(size, HEAP_HUGE_PAGE) / HEAP_HUGE_PAGE;
+    struct gshmemi_hugepages hp;
+    gshmemi_heap_hugepages_read("", &hp);
+    size_t pages = heap_round_up(size, HEAP_HUGE_PAGE) / HEAP_HUGE_PAGE;
+    return (size_t)gshmemi_heap_hugepages_available(&hp) >= pages && pages > 0;
 }
 
 void gshmemi_heap_describe_hugepages(char *out, size_t outlen)
 {
-    long total, free_pages;
-    heap_read_hugepages(&total, &free_pages);
-    if (total < 0) snprintf(out, outlen, "unknown (no /proc/meminfo)");
-    else snprintf(out, outlen, "%ld of %ld 2 MiB hugepages free%s", free_pages, total,
-                  total == 0 ? " (none reserved: the host heap uses normal pages with THP advice)" : "");
+    struct gshmemi_hugepages hp;
+    gshmemi_heap_hugepages_read("", &hp);
+    if (hp.total < 0) snprintf(out, outlen, "unknown (no 2 MiB hugepage pool in /sys/kernel/mm/hugepages)");
+    else snprintf(out, outlen, "%ld of %ld 2 MiB hugepages free%s", gshmemi_heap_hugepages_available(&hp), hp.total,
+                  hp.total == 0 ? " (none reserved: the host heap uses normal pages with THP advice)" : "");
 }

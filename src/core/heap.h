@@ -73,4 +73,22 @@ void gshmemi_heap_describe_thp(char *out, size_t outlen);
 /* Whether enough 2 MiB hugepages are free now for a heap of size bytes. */
 int gshmemi_heap_hugepages_fit(size_t size);
 
+/* The 2 MiB hugepage pool the host heap draws from (MFD_HUGE_2MB): sysfs
+ * hugepages-2048kB, or /proc/meminfo's HugePages_* when that directory is missing and
+ * 2 MiB is the default size. Counts are -1 when unknown. */
+struct gshmemi_hugepages {
+    long total;      /* pages in the pool (nr_hugepages) */
+    long free_pages; /* free_hugepages */
+    long reserved;   /* resv_hugepages: counted free but promised to mappings already made */
+    long default_kb; /* Hugepagesize: the pool that vm.nr_hugepages sizes */
+};
+/* Reads the pool; root prefixes every /proc and /sys path ("" for this machine,
+ * another tree in gshmem-info --check's tests). */
+void gshmemi_heap_hugepages_read(const char *root, struct gshmemi_hugepages *hp);
+/* Pages a new heap can take now: free minus reserved (0 when unknown). */
+long gshmemi_heap_hugepages_available(const struct gshmemi_hugepages *hp);
+/* 2 MiB pages one PE's host heap takes for GSHMEM_SYMMETRIC_SIZE bytes (gshmem's
+ * reserved words included). */
+size_t gshmemi_heap_hugepages_needed(size_t symmetric_size);
+
 #endif

@@ -1,4 +1,4 @@
-/* GPU presence check; the only CUDA call the host-heap build makes. */
+/* GPU presence and peer links; the only CUDA calls the host-heap build makes. */
 #include "device/cuda_probe.h"
 
 #include <stdio.h>
@@ -22,6 +22,17 @@ int gshmemi_cuda_built(void)
 {
     return 1;
 }
+
+int gshmemi_gpu_link(int a, int b)
+{
+    int access = 0, atomics = 0;
+    if (cudaDeviceGetP2PAttribute(&access, cudaDevP2PAttrAccessSupported, a, b) != cudaSuccess ||
+        cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return GSHMEMI_GPU_LINK_UNKNOWN;
+    }
+    return !access ? GSHMEMI_GPU_LINK_NONE : atomics ? GSHMEMI_GPU_LINK_NVLINK : GSHMEMI_GPU_LINK_PCIE;
+}
 #else
 int gshmemi_cuda_probe(char *why, size_t whylen)
 {
@@ -32,5 +43,11 @@ int gshmemi_cuda_probe(char *why, size_t whylen)
 int gshmemi_cuda_built(void)
 {
     return 0;
+}
+
+int gshmemi_gpu_link(int a, int b)
+{
+    (void)a, (void)b;
+    return GSHMEMI_GPU_LINK_UNKNOWN;
 }
 #endif

@@ -55,6 +55,8 @@ int gshmemi_gpu_describe(int device, struct gshmemi_gpu_info *info, char *why, s
     }
     snprintf(info->name, sizeof(info->name), "%s", props.name);
     gshmemi_gpu_uuid_text((const unsigned char *)props.uuid.bytes, info->uuid, sizeof(info->uuid));
+    snprintf(info->pci_bus_id, sizeof(info->pci_bus_id), "%04x:%02x:%02x.0", (unsigned)props.pciDomainID,
+             (unsigned)props.pciBusID & 0xffu, (unsigned)props.pciDeviceID & 0x1fu);
     info->mps = mps_enabled(device);
     return 0;
 }

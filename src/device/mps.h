@@ -18,8 +18,9 @@ int gshmemi_mps_check(struct gshmemi_state *st);
 /* What gshmem-info prints per visible GPU. 0, or a status with why filled. */
 struct gshmemi_gpu_info {
     char name[256];
-    char uuid[48];  /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
-    int mps;        /* 1 when contexts on this GPU would be MPS clients, 0 when not, -1 unknown */
+    char uuid[48];       /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+    char pci_bus_id[24]; /* "0000:3b:00.0", as sysfs names the PCI function */
+    int mps;             /* 1 when contexts on this GPU would be MPS clients, 0 when not, -1 unknown */
 };
 int gshmemi_gpu_describe(int device, struct gshmemi_gpu_info *info, char *why, size_t whylen);
 

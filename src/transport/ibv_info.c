@@ -3,6 +3,7 @@
 #include "transport/ibv_impl.h"
 #include "transport/ibv_select.h"
 
+#include "core/check.h"
 #include "core/env.h"
 
 #include <stdio.h>
@@ -91,5 +92,54 @@ void gshmemi_transport_ibv_describe(FILE *out)
             info_exists("/sys/module/nvidia_peermem") || info_exists("/sys/kernel/mm/memory_peers/nv_mem")
                 ? "loaded"
                 : "not loaded");
+}
+
+static void check_gpudirect(FILE *out, const struct gshmemi_ibv_api *api, int device_heap)
+{
+    int peermem = info_exists("/sys/module/nvidia_peermem") || info_exists("/sys/kernel/mm/memory_peers/nv_mem");
+    if (!device_heap) {
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "gpudirect", "not needed: heaps are in host memory here");
+    } else if (peermem || api->ibv_reg_dmabuf_mr) {
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "gpudirect", "%s%s%s", api->ibv_reg_dmabuf_mr ? "DMA-BUF offered by libibverbs (tried first; "
+                           "needs Linux 5.12+ and NVIDIA's open kernel modules)" : "",
+                           api->ibv_reg_dmabuf_mr && peermem ? "; " : "", peermem ? "nvidia-peermem loaded" : "");
+    } else {
+        gshmemi_check_line(out, GSHMEMI_CHECK_WARN, "gpudirect", "no GPUDirect RDMA path: libibverbs has no "
+                           "ibv_reg_dmabuf_mr and nvidia-peermem is not loaded; a device heap cannot be registered");
+        gshmemi_check_fix(out, "modprobe nvidia-peermem (or rdma-core 34+ with Linux 5.12+ for DMA-BUF)");
+    }
+}
+
+void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n_devices, int device_heap,
+                                 int *fails)
+{
+    char why[384] = "";
+    const struct gshmemi_ibv_api *api = gshmemi_ibv_api(why, sizeof(why));
+    if (n_devices == 0 && !api) {
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "no RDMA device and no libibverbs: PEs on other nodes use tcp");
+        return;
+    }
+    if (!api) {
+        *fails += gshmemi_check_line(out, GSHMEMI_CHECK_FAIL, "rdma", "%d RDMA device(s), but %s", n_devices, why);
+        gshmemi_check_fix(out, "apt-get install libibverbs1 ibverbs-providers (or the vendor's OFED/DOCA)");
+        return;
+    }
+    struct ibv_port_choice port;
+    struct ibv_context *ctx = gshmemi_ibv_port_open(api, env, NULL, &port, why, sizeof(why));
+    if (!ctx && n_devices == 0) {
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "no RDMA device: PEs on other nodes use tcp");
+        return;
+    }
+    if (!ctx) {
+        gshmemi_check_line(out, GSHMEMI_CHECK_WARN, "rdma", "ibv cannot be used, PEs on other nodes use tcp: %s", why);
+        gshmemi_check_fix(out, "ibstat / ibv_devinfo show the ports; InfiniBand needs a subnet manager, RoCE an IP "
+                          "address on the port's netdev; GSHMEM_IB_HCA and GSHMEM_IB_GID_INDEX select others");
+    } else {
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "ibv uses %s port %d (%s, MTU %d, GID index %d)", port.dev,
+                           port.port, port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand", 128 << port.mtu,
+                           port.gid_index);
+        api->ibv_close_device(ctx);
+    }
+    check_gpudirect(out, api, device_heap);
 }
 #endif

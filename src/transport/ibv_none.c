@@ -2,6 +2,8 @@
 #ifndef GSHMEM_HAVE_IBV
 #include "transport/transport.h"
 
+#include "core/check.h"
+
 #include <gshmem/status.h>
 
 #include <stdio.h>
@@ -29,5 +31,18 @@ const char *gshmemi_transport_ibv_loss(void)
 void gshmemi_transport_ibv_describe(FILE *out)
 {
     fprintf(out, "  ibv: not built (libibverbs-dev was missing when this library was built)\n");
+}
+void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n_devices, int device_heap,
+                                 int *fails)
+{
+    (void)env, (void)device_heap;
+    if (n_devices == 0) {
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "no RDMA device: PEs on other nodes use tcp");
+        return;
+    }
+    gshmemi_check_line(out, GSHMEMI_CHECK_WARN, "rdma", "%d RDMA device(s), but this build has no ibv transport: "
+                       "PEs on other nodes use tcp", n_devices);
+    gshmemi_check_fix(out, "rebuild gshmem with libibverbs-dev installed (apt-get install libibverbs-dev)");
+    (void)fails;
 }
 #endif

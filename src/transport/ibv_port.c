@@ -142,7 +142,13 @@ struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, con
         }
         if (!kept && ctx != best) api->ibv_close_device(ctx);
     }
-    if (!allowed) snprintf(why, whylen, "GSHMEM_IB_HCA=\"%s\" allows none of the %d RDMA devices' ports", env->ib_hca, ndev);
+    if (!allowed) {
+        snprintf(why, whylen, "GSHMEM_IB_HCA=\"%s\" allows none of the %d RDMA devices' ports", env->ib_hca, ndev);
+    } else if (!best) {
+        char ports[384];
+        snprintf(ports, sizeof(ports), "%s", why);
+        snprintf(why, whylen, "no usable RDMA port: %s", ports);
+    }
     api->ibv_free_device_list(list);
     return best;
 }

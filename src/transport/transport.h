@@ -127,6 +127,11 @@ const char *gshmemi_transport_ibv_loss(void);
 /* gshmem-info: the RDMA devices, their ports and addresses, and the GPUDirect RDMA
  * paths, one indented line each. */
 void gshmemi_transport_ibv_describe(FILE *out);
+/* gshmem-info --check: the "rdma" and "gpudirect" items (src/core/check.h's format)
+ * for a node with n_devices RDMA devices in sysfs; device_heap: PEs would put their
+ * heap on a GPU. Adds the FAIL lines to *fails. */
+void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n_devices, int device_heap,
+                                 int *fails);
 void gshmemi_transport_tcp_counters(unsigned long long *frames_in, unsigned long long *frames_out);
 
 #endif
