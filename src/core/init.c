@@ -223,10 +223,14 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
     st->n_pes = st->boot.nranks;
     gshmemi_log_set_pe(st->my_pe);
     t[1] = init_ms();
-    if ((rc = init_sync_heap(st)) != 0) return rc;
-    t[2] = init_ms();
+    /* The user heap first: it sets CUDA_MODULE_LOADING before anything may touch CUDA,
+     * and picks the GPU whose nearest NIC the remote transport (set up with the sync
+     * heap) should use. */
     if ((rc = init_heap(st)) != 0) return rc;
     if ((rc = gshmemi_heap_memset(&st->heap, 0, 0, GSHMEMI_HEAP_RESERVED)) != 0) return rc;
+    gshmemi_transports_prefer_gpu(st->device);
+    t[2] = init_ms();
+    if ((rc = init_sync_heap(st)) != 0) return rc;
     t[3] = init_ms();
     if ((rc = init_transports(st)) != 0 || (rc = gshmemi_mps_check(st)) != 0) return rc;
     gshmemi_heap_close_fd(&st->heap);
@@ -242,8 +246,8 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
     if ((rc = st->boot.ops->barrier(&st->boot)) != 0) return rc;
     t[5] = init_ms();
     init_print_config(st);
-    GSHMEMI_INFO(INIT, "PE %d of %d ready (node-local %d of %d) in %.1f ms: bootstrap %.1f, sync heap %.1f, "
-                       "GPU and heap %.1f, transports %.1f, device state and barrier %.1f",
+    GSHMEMI_INFO(INIT, "PE %d of %d ready (node-local %d of %d) in %.1f ms: bootstrap %.1f, "
+                       "GPU and heap %.1f, sync heap %.1f, transports %.1f, device state and barrier %.1f",
                  st->my_pe, st->n_pes, st->boot.local_rank, st->boot.local_nranks, t[5] - t[0], t[1] - t[0],
                  t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]);
     return 0;

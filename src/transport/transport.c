@@ -36,6 +36,13 @@ const char *gshmemi_transports_remote_choice(const struct gshmemi_env *env, cons
     return env->remote_transport == GSHMEMI_REMOTE_IBV ? "ibv" : "tcp";
 }
 
+static int transports_gpu = -1;
+
+void gshmemi_transports_prefer_gpu(int device)
+{
+    transports_gpu = device;
+}
+
 /* Whether the job's remote transport is ibv: every PE must be able to use it (the same
  * answer everywhere, from an allgather). GSHMEM_REMOTE_TRANSPORT=ibv fails rather than
  * fall back. Decided once, at the first heap. */
@@ -47,8 +54,8 @@ static int transports_pick_ibv(struct gshmemi_bootstrap *bs, struct gshmemi_heap
     *use_ibv = 0;
     if (env->remote_transport == GSHMEMI_REMOTE_TCP) return decided = 0, 0;
     char why[384] = "";
-    int usable = gshmemi_transport_ibv_usable(env, heap->kind == GSHMEMI_HEAP_KIND_DEVICE ? heap->device : -1, why,
-                                              sizeof(why));
+    int gpu = heap->kind == GSHMEMI_HEAP_KIND_DEVICE ? heap->device : transports_gpu;
+    int usable = gshmemi_transport_ibv_usable(env, gpu, why, sizeof(why));
     int *all = calloc((size_t)bs->nranks, sizeof(int));
     int rc = all ? bs->ops->allgather(bs, &usable, all, sizeof(usable)) : GSHMEMX_ERR_NOMEM;
     int lacking = -1;

@@ -92,6 +92,9 @@ struct gshmemi_transport_set {
 int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, const struct gshmemi_env *env,
                               struct gshmemi_transport **per_pe, struct gshmemi_transport_set *set);
 void gshmemi_transports_destroy(struct gshmemi_transport_set *set);
+/* The GPU this PE uses (-1: none), so the remote transport picks the NIC nearest it
+ * even when it is set up for a host heap first. Call before gshmemi_transports_create. */
+void gshmemi_transports_prefer_gpu(int device);
 /* Why the remote transport lost a peer (to log when the job ends), or NULL. */
 const char *gshmemi_transports_loss(void);
 /* Which remote transport GSHMEM_REMOTE_TRANSPORT=auto picks here, and why (gshmem-info). */
