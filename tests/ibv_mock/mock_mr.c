@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #undef ibv_reg_mr
@@ -63,6 +64,18 @@ int mock_range_mapped(const void *addr, size_t len)
     return 1;
 }
 
+/* Whether the process can read the range's first and last byte through
+ * process_vm_readv, as the mock's data movement will: GPU memory mapped into the
+ * process (CUDA's unified addresses) is mapped but not readable, and the mock cannot
+ * reach it, so registering it fails as without nvidia-peermem. */
+static int mock_range_readable(const void *addr, size_t len)
+{
+    unsigned char b[2];
+    struct iovec local[2] = {{&b[0], 1}, {&b[1], 1}};
+    struct iovec remote[2] = {{(void *)addr, 1}, {(char *)addr + len - 1, 1}};
+    return process_vm_readv(getpid(), local, 2, remote, 2, 0) == 2;
+}
+
 /* The flags a registration may carry; the optional range is ignored, as by rdma-core. */
 #define MOCK_MR_ACCESS                                                                                   \
     (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
@@ -75,7 +88,7 @@ static int mock_mr_check(void *addr, size_t length, unsigned access)
     /* Remote writers need the local-write permission too (IB spec, and the kernel). */
     if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE))
         return EINVAL;
-    if (!mock_range_mapped(addr, length))
+    if (!mock_range_mapped(addr, length) || !mock_range_readable(addr, length))
         return EFAULT;
     return 0;
 }
