@@ -274,6 +274,7 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
     net->my_pe = bs->rank, net->n_pes = bs->nranks;
     net->timeout = env->timeout;
     net->relaxed = env->ib_relaxed_ordering;
+    net->may_fall_back = env->remote_transport == GSHMEMI_REMOTE_AUTO;
     net->device = -1;
     net->max_inline = -1;
     net->wake[0] = net->wake[1] = -1;
@@ -381,10 +382,14 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     rc = gshmemi_ibv_heap_register(net, reg, heap);
     int ok = rc == 0, *oks = calloc((size_t)net->n_pes, sizeof(int));
     int brc = oks ? bs->ops->allgather(bs, &ok, oks, sizeof(ok)) : GSHMEMX_ERR_NOMEM;
-    for (int pe = 0; brc == 0 && rc == 0 && pe < net->n_pes; pe++)
+    /* any PE's failure is NOT_SUPPORTED on every PE, so all of them fall back alike */
+    for (int pe = 0; brc == 0 && pe < net->n_pes; pe++)
         if (!oks[pe]) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d could not register its heap (its log says why)", net->my_pe, pe);
+            if (rc == 0 && !net->may_fall_back)
+                GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d could not register its heap (its log says why)",
+                              net->my_pe, pe);
             rc = GSHMEMX_ERR_NOT_SUPPORTED;
+            break;
         }
     free(oks);
     if (rc == 0) rc = brc;

@@ -64,8 +64,9 @@ struct ibv_cell {
 };
 
 struct ibv_stage_slot {
-    int pe;        /* -1: free */
+    int pe;        /* -1: no request uses it */
     uint64_t seq;  /* the request that reads or fills it */
+    int held;      /* a get copies out of it: not to be reused until released */
 };
 
 struct ibv_heapreg {
@@ -84,6 +85,7 @@ struct ibv_net {
     int my_pe, n_pes;
     double timeout;
     int relaxed; /* our registrations use PCIe relaxed ordering */
+    int may_fall_back; /* GSHMEM_REMOTE_TRANSPORT=auto: a heap ibv cannot register goes over tcp */
     struct ibv_port_choice port;
     struct ibv_context *ctx;
     struct ibv_pd *pd;

@@ -67,9 +67,11 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
         struct ibv_mr *mr = device ? mr_device(net, addr, len, &reg->dmabuf, why, sizeof(why)) : mr_host(net, addr, len);
         if (!mr) {
             if (!device) snprintf(why, sizeof(why), "ibv_reg_mr: %s", strerror(errno));
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot register the %s heap (%zu bytes at offset %llu) with %s: %s%s",
-                          net->my_pe, device ? "device" : "host", len, (unsigned long long)at, net->port.dev, why,
-                          errno == ENOMEM || errno == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
+            int err = errno;
+            gshmemi_log(net->may_fall_back && device ? GSHMEMI_LOG_WARN : GSHMEMI_LOG_ERROR, GSHMEMI_SUBSYS_TRANSPORT,
+                        "PE %d: ibv: cannot register the %s heap (%zu bytes at offset %llu) with %s: %s%s", net->my_pe,
+                        device ? "device" : "host", len, (unsigned long long)at, net->port.dev, why,
+                        err == ENOMEM || err == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
             gshmemi_ibv_heap_deregister(net, reg);
             return GSHMEMX_ERR_SYSTEM;
         }

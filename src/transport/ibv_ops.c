@@ -120,10 +120,12 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         unsigned char *stage = gshmemi_ibv_stage_ptr(net, slot);
         sge.addr = (uintptr_t)stage, sge.length = (uint32_t)n, sge.lkey = net->host_mr->lkey;
         wr.send_flags = IBV_SEND_SIGNALED;
+        net->stage[slot].held = 1; /* until copied out: the wait lets other threads run */
         uint64_t seq = gshmemi_ibv_post(net, pe, &wr, -1, &rc);
-        if (!seq || (rc = gshmemi_ibv_wait(net, pe, seq, "a get")) != 0) return rc ? rc : GSHMEMX_ERR_INTERNAL;
-        if (ibv_is_device(net, d) ? (rc = gshmemi_ibv_cuda_copy(d, stage, n)) != 0 : (memcpy(d, stage, n), 0))
-            return rc;
+        if (seq) rc = gshmemi_ibv_wait(net, pe, seq, "a get");
+        if (seq && rc == 0) rc = ibv_is_device(net, d) ? gshmemi_ibv_cuda_copy(d, stage, n) : (memcpy(d, stage, n), 0);
+        net->stage[slot].held = 0;
+        if (rc || !seq) return rc ? rc : GSHMEMX_ERR_INTERNAL;
         d += n, off += n, len -= n;
     }
     if (last) {

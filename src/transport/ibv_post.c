@@ -160,11 +160,24 @@ unsigned char *gshmemi_ibv_stage_ptr(struct ibv_net *net, int slot)
 
 int gshmemi_ibv_stage_get(struct ibv_net *net, int *rc)
 {
-    int s = (int)(net->stage_next++ % GSHMEMI_IBV_STAGE_SLOTS);
-    struct ibv_stage_slot *slot = &net->stage[s];
-    if (slot->pe >= 0 && (*rc = gshmemi_ibv_wait(net, slot->pe, slot->seq, "a staged transfer")) != 0) return -1;
-    slot->pe = -1;
-    return s;
+    for (unsigned tries = 0;; tries++) {
+        int s = (int)(net->stage_next++ % GSHMEMI_IBV_STAGE_SLOTS);
+        struct ibv_stage_slot *slot = &net->stage[s];
+        if (slot->held) { /* another thread's get copies out of it (waits drop the lock) */
+            if (tries % GSHMEMI_IBV_STAGE_SLOTS == GSHMEMI_IBV_STAGE_SLOTS - 1) {
+                pthread_mutex_unlock(&net->lock);
+                sched_yield();
+                pthread_mutex_lock(&net->lock);
+            }
+            continue;
+        }
+        slot->held = 1; /* ours while we wait for its last user */
+        *rc = slot->pe >= 0 ? gshmemi_ibv_wait(net, slot->pe, slot->seq, "a staged transfer") : 0;
+        slot->held = 0;
+        if (*rc) return -1;
+        slot->pe = -1;
+        return s;
+    }
 }
 
 uint64_t *gshmemi_ibv_cell_ptr(struct ibv_net *net, int cell)

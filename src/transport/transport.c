@@ -120,6 +120,15 @@ int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap 
         for (int pe = 0; pe < bs->nranks; pe++) far[pe] = use_ibv || !gshmemi_transport_p2p_reaches(p2p, pe);
         rc = use_ibv ? gshmemi_transport_ibv_create(bs, heap, env, far, &remote)
                      : gshmemi_transport_tcp_create(bs, heap, env, far, &remote);
+        if (rc == GSHMEMX_ERR_NOT_SUPPORTED && use_ibv && env->remote_transport == GSHMEMI_REMOTE_AUTO &&
+            heap->kind == GSHMEMI_HEAP_KIND_DEVICE) { /* the same answer on every PE (ibv.c) */
+            GSHMEMI_WARN(TRANSPORT, "PE %d: ibv cannot register the device heap on every PE (no GPUDirect RDMA: "
+                                    "DMA-BUF or nvidia-peermem): PEs on other nodes reach it over tcp",
+                         bs->rank);
+            use_ibv = 0;
+            for (int pe = 0; pe < bs->nranks; pe++) far[pe] = !gshmemi_transport_p2p_reaches(p2p, pe);
+            rc = gshmemi_transport_tcp_create(bs, heap, env, far, &remote);
+        }
         free(far);
         if (rc != 0) return rc;
         set->list[set->count++] = remote;
