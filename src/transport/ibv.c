@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,13 +64,30 @@ static int ibv_event_fatal(struct ibv_net *net, const struct ibv_async_event *ev
     }
 }
 
+/* Polls the CQ for asynchronous atomics' answers; a failure there has no waiter to
+ * report it, so it ends the job. */
+static void ibv_events_progress(struct ibv_net *net)
+{
+    pthread_mutex_lock(&net->lock);
+    int rc = gshmemi_ibv_poll(net);
+    pthread_mutex_unlock(&net->lock);
+    if (rc) gshmemi_transport_fatal(rc);
+    if (atomic_load(&net->async_pending)) sched_yield();
+}
+
 static void *ibv_events(void *arg)
 {
     struct ibv_net *net = arg;
     struct pollfd pfd[2] = {{net->ctx->async_fd, POLLIN, 0}, {net->wake[0], POLLIN, 0}};
     while (!atomic_load(&net->stop)) {
-        if (poll(pfd, 2, -1) < 0 && errno != EINTR) break;
+        int busy = atomic_load(&net->async_pending) > 0;
+        if (poll(pfd, 2, busy ? 0 : -1) < 0 && errno != EINTR) break;
         if (atomic_load(&net->stop)) break;
+        char drain[64];
+        if (pfd[1].revents & POLLIN)
+            while (read(net->wake[0], drain, sizeof(drain)) > 0) {
+            }
+        if (busy) ibv_events_progress(net);
         if (!(pfd[0].revents & POLLIN)) continue;
         struct ibv_async_event ev;
         if (net->api->ibv_get_async_event(net->ctx, &ev) != 0) continue;
@@ -298,7 +316,7 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
     free(oks);
     if (rc == 0) rc = brc;
     if (rc == 0) rc = ibv_connect_all(net, bs, env);
-    if (rc == 0 && (pipe2(net->wake, O_CLOEXEC) != 0 ||
+    if (rc == 0 && (pipe2(net->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
                     fcntl(net->ctx->async_fd, F_SETFL, fcntl(net->ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0))
         rc = GSHMEMX_ERR_SYSTEM;
     if (rc == 0 && pthread_create(&net->thread, NULL, ibv_events, net) != 0) rc = GSHMEMX_ERR_SYSTEM;

@@ -4,8 +4,9 @@
  * it (0: the sync heap, 1: the user heap, registered in that order on every PE).
  *
  * Every operation is one-sided: the target's CPU takes no part. Initiators post under
- * net->lock and poll the CQ themselves while they wait; a small thread only watches
- * the device's asynchronous events (a QP or port error ends the job, naming the peer).
+ * net->lock and poll the CQ themselves while they wait; a small thread watches the
+ * device's asynchronous events (a QP or port error ends the job, naming the peer) and
+ * polls the CQ while asynchronous atomics (the proxy's) await their answers.
  *
  * Completion tracking: work requests to one PE complete in order, so each QP counts
  * the requests posted and the highest one known complete ("retired"); only some are
@@ -61,6 +62,12 @@ struct ibv_peer {
 struct ibv_cell {
     int busy;
     int ready; /* its request completed */
+    /* amo_async: what to do with the answer when its completion is polled */
+    void (*done)(void *arg, uint64_t tag, uint64_t value);
+    void *arg;
+    uint64_t tag;
+    struct gshmemi_amo amo;
+    unsigned shift;
 };
 
 struct ibv_stage_slot {
@@ -113,6 +120,7 @@ struct ibv_net {
     int wake[2];
     atomic_int stop;
     atomic_int failed;
+    atomic_int async_pending; /* amo_async answers not yet polled: the event thread polls the CQ */
     char lost_msg[384];
 };
 

@@ -10,6 +10,7 @@
 #include <gshmem/types.h>
 
 #include <string.h>
+#include <unistd.h>
 
 /* The peer's address and key for heap offset off, and the bytes (<= len) up to the end
  * of that registration; 0 when [off, off + len) is outside its heap. */
@@ -271,6 +272,48 @@ static int ibv_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_am
     return rc;
 }
 
+/* Native fetching atomics answer from the polling thread (the proxy goes on serving
+ * meanwhile); compare-swap loops need each answer before the next try, so they run
+ * here and answer before returning. */
+static int ibv_amo_async(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo,
+                         void (*done)(void *arg, uint64_t tag, uint64_t value), void *arg, uint64_t tag)
+{
+    struct ibv_transport *t = ibv_of(tp);
+    struct ibv_net *net = t->net;
+    struct gshmemi_ibv_amo_plan plan;
+    if (!ibv_reach(t, pe)) return GSHMEMX_ERR_INVALID_ARG;
+    if (gshmemi_ibv_amo_plan(amo, &plan) != 0 || plan.kind == GSHMEMI_IBV_AMO_LOOP)
+        return gshmemi_transport_amo_async_sync(tp, pe, amo, done, arg, tag);
+    uint64_t raddr;
+    uint32_t rkey;
+    pthread_mutex_lock(&net->lock);
+    int rc = 0, cell = ibv_remote(t, pe, plan.word_offset, 8, &raddr, &rkey) == 8 ? gshmemi_ibv_cell_get(net, &rc)
+                                                                                  : (rc = GSHMEMX_ERR_INVALID_ARG, -1);
+    if (cell >= 0) {
+        struct ibv_cell *c = &net->cells[cell];
+        c->done = done, c->arg = arg, c->tag = tag, c->amo = *amo, c->shift = plan.shift;
+        struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, cell), 8, net->host_mr->lkey};
+        struct ibv_send_wr wr;
+        memset(&wr, 0, sizeof(wr));
+        wr.opcode = plan.kind == GSHMEMI_IBV_AMO_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.wr.atomic.remote_addr = raddr;
+        wr.wr.atomic.rkey = rkey;
+        wr.wr.atomic.compare_add = plan.kind == GSHMEMI_IBV_AMO_FADD ? plan.add : plan.compare;
+        wr.wr.atomic.swap = plan.swap;
+        if (atomic_fetch_add(&net->async_pending, 1) == 0 && write(net->wake[1], "w", 1) < 0) {
+            /* the pipe is full: the event thread is awake already */
+        }
+        if (!gshmemi_ibv_post(net, pe, &wr, cell, &rc)) {
+            c->done = NULL, c->busy = 0;
+            atomic_fetch_sub(&net->async_pending, 1);
+        }
+    }
+    pthread_mutex_unlock(&net->lock);
+    return rc;
+}
+
 static int ibv_put_signal(struct gshmemi_transport *tp, int pe, size_t offset, const void *src, size_t len,
                           size_t sig_offset, uint64_t signal, int sig_op)
 {
@@ -329,7 +372,7 @@ const struct gshmemi_transport_ops gshmemi_ibv_ops = {
     .iput = ibv_iput,
     .iget = ibv_iget,
     .amo = ibv_amo,
-    .amo_async = gshmemi_transport_amo_async_sync,
+    .amo_async = ibv_amo_async,
     .put_signal = ibv_put_signal,
     .fence = ibv_fence,
     .quiet = ibv_quiet,

@@ -96,7 +96,15 @@ static void ibv_complete(struct ibv_net *net, const struct ibv_wc *wc)
     uint64_t seq = (p->posted & ~(uint64_t)0xffffffffu) | (wc->wr_id >> 32);
     if (seq > p->posted) seq -= (uint64_t)1 << 32;
     if (seq > p->retired) p->retired = seq;
-    if (cell >= 0) net->cells[cell].ready = 1;
+    if (cell < 0) return;
+    struct ibv_cell *c = &net->cells[cell];
+    c->ready = 1;
+    if (c->done) { /* amo_async: answer now, from whichever thread polled */
+        c->done(c->arg, c->tag, gshmemi_ibv_amo_fetched(&c->amo, c->shift, *gshmemi_ibv_cell_ptr(net, cell)));
+        c->done = NULL;
+        c->busy = 0;
+        atomic_fetch_sub(&net->async_pending, 1);
+    }
 }
 
 int gshmemi_ibv_poll(struct ibv_net *net)
