@@ -255,6 +255,8 @@ static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env,
         return GSHMEMX_ERR_SYSTEM;
     }
     net->qp_depth = (int)env->ib_qp_depth < da.max_qp_wr ? (int)env->ib_qp_depth : da.max_qp_wr;
+    net->max_msg = (size_t)1 << 30;
+    if (net->port.max_msg_sz && net->port.max_msg_sz < net->max_msg) net->max_msg = net->port.max_msg_sz;
     net->rd_atomic = da.max_qp_rd_atom < 16 ? da.max_qp_rd_atom : 16;
     if (da.max_qp_init_rd_atom < net->rd_atomic) net->rd_atomic = da.max_qp_init_rd_atom;
     if (da.atomic_cap == IBV_ATOMIC_NONE) {
@@ -283,6 +285,24 @@ static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env,
     return rc;
 }
 
+/* Whether every PE got rc == 0 (an allgather): 0, or NOT_SUPPORTED on every PE when
+ * any failed (that PE logged why), so all of them fall back or fail alike. */
+static int ibv_agree(struct ibv_net *net, struct gshmemi_bootstrap *bs, int rc, const char *what)
+{
+    int ok = rc == 0, *oks = calloc((size_t)net->n_pes, sizeof(int));
+    int brc = oks ? bs->ops->allgather(bs, &ok, oks, sizeof(ok)) : GSHMEMX_ERR_NOMEM;
+    for (int pe = 0; brc == 0 && pe < net->n_pes; pe++)
+        if (!oks[pe]) {
+            if (ok)
+                gshmemi_log(net->may_fall_back ? GSHMEMI_LOG_INFO : GSHMEMI_LOG_ERROR, GSHMEMI_SUBSYS_TRANSPORT,
+                            "PE %d: ibv: PE %d could not %s (its log says why)", net->my_pe, pe, what);
+            rc = GSHMEMX_ERR_NOT_SUPPORTED;
+            break;
+        }
+    free(oks);
+    return brc ? brc : rc;
+}
+
 static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env *env, const unsigned char *remote,
                           struct ibv_net **out)
 {
@@ -304,18 +324,9 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
     net->psn = psn & 0xffffff;
     net->peers = calloc((size_t)net->n_pes, sizeof(*net->peers));
     int rc = net->peers ? ibv_net_resources(net, env, remote) : GSHMEMX_ERR_NOMEM;
-    /* every PE enters the exchange, so one that failed above does not leave the others waiting */
-    int ok = rc == 0, *oks = calloc((size_t)net->n_pes, sizeof(int));
-    int brc = oks ? bs->ops->allgather(bs, &ok, oks, sizeof(ok)) : GSHMEMX_ERR_NOMEM;
-    for (int pe = 0; brc == 0 && rc == 0 && pe < net->n_pes; pe++)
-        if (!oks[pe]) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d could not set up its RDMA resources (its log says why)",
-                          net->my_pe, pe);
-            rc = GSHMEMX_ERR_NOT_SUPPORTED;
-        }
-    free(oks);
-    if (rc == 0) rc = brc;
-    if (rc == 0) rc = ibv_connect_all(net, bs, env);
+    /* every PE enters each exchange, so one that failed does not leave the others waiting */
+    rc = ibv_agree(net, bs, rc, "set up its RDMA resources");
+    if (rc == 0) rc = ibv_agree(net, bs, ibv_connect_all(net, bs, env), "connect its queue pairs");
     if (rc == 0 && (pipe2(net->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
                     fcntl(net->ctx->async_fd, F_SETFL, fcntl(net->ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0))
         rc = GSHMEMX_ERR_SYSTEM;
@@ -351,7 +362,7 @@ static int ibv_heap_exchange(struct ibv_net *net, struct gshmemi_bootstrap *bs, 
     const size_t len = GSHMEMI_IBV_HEAPKEYS_SIZE + 1;
     unsigned char *in = all + (size_t)net->n_pes * len;
     gshmemi_ibv_heapkeys_encode(&mine, in);
-    in[GSHMEMI_IBV_HEAPKEYS_SIZE] = (unsigned char)(net->relaxed != 0);
+    in[GSHMEMI_IBV_HEAPKEYS_SIZE] = (unsigned char)(net->relaxed && reg->heap->kind != GSHMEMI_HEAP_KIND_DEVICE);
     int rc = bs->ops->allgather(bs, in, all, len);
     for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) {
         if (!net->peers[pe].qp) continue;
@@ -374,6 +385,9 @@ void gshmemi_ibv_destroy(struct gshmemi_transport *tp)
     struct ibv_transport *t = ibv_of(tp);
     struct ibv_net *net = t->net;
     free(t);
+    pthread_mutex_lock(&net->lock); /* requests still in a send queue would die with it */
+    if (!atomic_load(&net->failed)) (void)gshmemi_ibv_quiet_pe(net, -1);
+    pthread_mutex_unlock(&net->lock);
     if (--net->refs > 0) return;
     ibv_global = NULL;
     ibv_net_free(net);
@@ -397,21 +411,9 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     t->net = net;
     t->heap_index = net->nheaps;
     struct ibv_heapreg *reg = &net->heaps[net->nheaps];
-    rc = gshmemi_ibv_heap_register(net, reg, heap);
-    int ok = rc == 0, *oks = calloc((size_t)net->n_pes, sizeof(int));
-    int brc = oks ? bs->ops->allgather(bs, &ok, oks, sizeof(ok)) : GSHMEMX_ERR_NOMEM;
-    /* any PE's failure is NOT_SUPPORTED on every PE, so all of them fall back alike */
-    for (int pe = 0; brc == 0 && pe < net->n_pes; pe++)
-        if (!oks[pe]) {
-            if (rc == 0 && !net->may_fall_back)
-                GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d could not register its heap (its log says why)",
-                              net->my_pe, pe);
-            rc = GSHMEMX_ERR_NOT_SUPPORTED;
-            break;
-        }
-    free(oks);
-    if (rc == 0) rc = brc;
-    if (rc == 0) rc = ibv_heap_exchange(net, bs, reg, (unsigned)net->nheaps);
+    rc = ibv_agree(net, bs, gshmemi_ibv_heap_register(net, reg, heap), "register its heap");
+    if (rc == 0)
+        rc = ibv_agree(net, bs, ibv_heap_exchange(net, bs, reg, (unsigned)net->nheaps), "read every heap key");
     if (rc != 0) {
         gshmemi_ibv_heap_deregister(net, reg);
         free(t);
@@ -422,6 +424,11 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     net->refs++;
     *out = &t->tp;
     return bs->ops->barrier(bs); /* peers write into this heap only once everyone knows its keys */
+}
+
+int gshmemi_transport_ibv_in_use(void)
+{
+    return ibv_global != NULL;
 }
 
 const char *gshmemi_transport_ibv_loss(void)

@@ -18,9 +18,18 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-int gshmemi_ibv_cuda_is_device(const void *p)
+/* Makes the heap's GPU current on this thread once, so no stray context appears on
+ * GPU 0 for application threads that never chose one. */
+static void ibv_cuda_bind(int device)
+{
+    static __thread int bound = -1;
+    if (device >= 0 && bound != device && cudaSetDevice(device) == cudaSuccess) bound = device;
+}
+
+int gshmemi_ibv_cuda_is_device(int device, const void *p)
 {
     struct cudaPointerAttributes attr;
+    ibv_cuda_bind(device);
     if (!p || cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
@@ -28,9 +37,10 @@ int gshmemi_ibv_cuda_is_device(const void *p)
     return attr.type == cudaMemoryTypeDevice;
 }
 
-int gshmemi_ibv_cuda_copy(void *dst, const void *src, size_t len)
+int gshmemi_ibv_cuda_copy(int device, void *dst, const void *src, size_t len)
 {
     static __thread cudaStream_t stream;
+    ibv_cuda_bind(device);
     cudaError_t err = stream ? cudaSuccess : cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (err == cudaSuccess) err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, stream);
     if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
@@ -65,14 +75,15 @@ void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen)
     if (realpath(link, real)) snprintf(out, outlen, "%s", real);
 }
 #else
-int gshmemi_ibv_cuda_is_device(const void *p)
+int gshmemi_ibv_cuda_is_device(int device, const void *p)
 {
-    (void)p;
+    (void)device, (void)p;
     return 0;
 }
 
-int gshmemi_ibv_cuda_copy(void *dst, const void *src, size_t len)
+int gshmemi_ibv_cuda_copy(int device, void *dst, const void *src, size_t len)
 {
+    (void)device;
     memcpy(dst, src, len);
     return 0;
 }

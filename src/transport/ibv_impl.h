@@ -44,6 +44,7 @@ struct ibv_port_choice {
     uint8_t gid[16];
     uint16_t lid;
     int mtu;        /* active MTU (enum ibv_mtu) */
+    uint32_t max_msg_sz;
     char pci[256];  /* sysfs path of the NIC, for the log */
 };
 
@@ -99,6 +100,7 @@ struct ibv_net {
     struct ibv_cq *cq;
     int cq_size;
     int qp_depth;
+    size_t max_msg; /* bytes per request: the port's max_msg_sz, at most 1 GiB */
     int max_inline;
     int rd_atomic;
     uint32_t psn;
@@ -180,10 +182,11 @@ int gshmemi_ibv_quiet_pe(struct ibv_net *net, int pe);
 void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...);
 
 /* ibv_cuda.c (stubs without CUDA). */
-int gshmemi_ibv_cuda_is_device(const void *p);
+/* Whether p is GPU memory (asked with GPU device current for this thread). */
+int gshmemi_ibv_cuda_is_device(int device, const void *p);
 /* Synchronous copy on a private non-blocking stream (kernels waiting on the proxy keep
- * running). */
-int gshmemi_ibv_cuda_copy(void *dst, const void *src, size_t len);
+ * running), with GPU device current for this thread. */
+int gshmemi_ibv_cuda_copy(int device, void *dst, const void *src, size_t len);
 /* A DMA-BUF fd for [addr, addr + len) of device memory, or -1 with the reason. */
 int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen);
 /* sysfs path of GPU device's PCI function, or "" when unknown. */

@@ -29,7 +29,9 @@ static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len)
 static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int *dmabuf, char *why, size_t whylen)
 {
     const struct gshmemi_ibv_api *api = net->api;
-    int access = IBV_ACCESS | (net->relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0);
+    /* no relaxed ordering on GPU memory: the flush read that makes it safe would have to
+     * target the GPU's own PCIe path (the heap just written), not the host sync heap */
+    int access = IBV_ACCESS;
     char cwhy[160] = "";
     int fd = gshmemi_ibv_cuda_dmabuf(addr, len, cwhy, sizeof(cwhy));
     struct ibv_mr *mr = NULL;
@@ -68,7 +70,7 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
         if (!mr) {
             if (!device) snprintf(why, sizeof(why), "ibv_reg_mr: %s", strerror(errno));
             int err = errno;
-            gshmemi_log(net->may_fall_back && device ? GSHMEMI_LOG_WARN : GSHMEMI_LOG_ERROR, GSHMEMI_SUBSYS_TRANSPORT,
+            gshmemi_log(net->may_fall_back ? GSHMEMI_LOG_WARN : GSHMEMI_LOG_ERROR, GSHMEMI_SUBSYS_TRANSPORT,
                         "PE %d: ibv: cannot register the %s heap (%zu bytes at offset %llu) with %s: %s%s", net->my_pe,
                         device ? "device" : "host", len, (unsigned long long)at, net->port.dev, why,
                         err == ENOMEM || err == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");

@@ -23,6 +23,11 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     return GSHMEMX_ERR_NOT_SUPPORTED;
 }
 
+int gshmemi_transport_ibv_in_use(void)
+{
+    return 0;
+}
+
 const char *gshmemi_transport_ibv_loss(void)
 {
     return NULL;

@@ -35,7 +35,7 @@ static int ibv_reach(struct ibv_transport *t, int pe)
 
 static int ibv_is_device(struct ibv_net *net, const void *p)
 {
-    return net->device >= 0 && gshmemi_ibv_cuda_is_device(p);
+    return net->device >= 0 && gshmemi_ibv_cuda_is_device(net->device, p);
 }
 
 static void ibv_wr_rdma(struct ibv_send_wr *wr, struct ibv_sge *sge, int opcode, uint64_t raddr, uint32_t rkey)
@@ -63,6 +63,7 @@ static uint64_t ibv_write(struct ibv_transport *t, int pe, uint64_t off, const v
         uint32_t rkey, lkey;
         size_t n = ibv_remote(t, pe, off, len, &raddr, &rkey), span;
         if (n == 0) return *rc = GSHMEMX_ERR_INVALID_ARG, 0;
+        if (n > net->max_msg) n = net->max_msg;
         struct ibv_sge sge = {(uintptr_t)s, 0, 0};
         struct ibv_send_wr wr;
         ibv_wr_rdma(&wr, &sge, IBV_WR_RDMA_WRITE, raddr, rkey);
@@ -78,7 +79,7 @@ static uint64_t ibv_write(struct ibv_transport *t, int pe, uint64_t off, const v
             if ((slot = gshmemi_ibv_stage_get(net, rc)) < 0) return 0;
             if (n > GSHMEMI_IBV_STAGE_SLOT) n = GSHMEMI_IBV_STAGE_SLOT;
             unsigned char *stage = gshmemi_ibv_stage_ptr(net, slot);
-            if (device && (*rc = gshmemi_ibv_cuda_copy(stage, s, n)) != 0) return 0;
+            if (device && (*rc = gshmemi_ibv_cuda_copy(net->device, stage, s, n)) != 0) return 0;
             if (!device) memcpy(stage, s, n);
             sge.addr = (uintptr_t)stage;
             sge.lkey = net->host_mr->lkey;
@@ -106,6 +107,7 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         uint32_t rkey, lkey;
         size_t n = ibv_remote(t, pe, off, len, &raddr, &rkey), span;
         if (n == 0) return GSHMEMX_ERR_INVALID_ARG;
+        if (n > net->max_msg) n = net->max_msg;
         struct ibv_sge sge = {(uintptr_t)d, 0, 0};
         struct ibv_send_wr wr;
         ibv_wr_rdma(&wr, &sge, IBV_WR_RDMA_READ, raddr, rkey);
@@ -124,7 +126,7 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         net->stage[slot].held = 1; /* until copied out: the wait lets other threads run */
         uint64_t seq = gshmemi_ibv_post(net, pe, &wr, -1, &rc);
         if (seq) rc = gshmemi_ibv_wait(net, pe, seq, "a get");
-        if (seq && rc == 0) rc = ibv_is_device(net, d) ? gshmemi_ibv_cuda_copy(d, stage, n) : (memcpy(d, stage, n), 0);
+        if (seq && rc == 0) rc = ibv_is_device(net, d) ? gshmemi_ibv_cuda_copy(net->device, d, stage, n) : (memcpy(d, stage, n), 0);
         net->stage[slot].held = 0;
         if (rc || !seq) return rc ? rc : GSHMEMX_ERR_INTERNAL;
         d += n, off += n, len -= n;
@@ -341,12 +343,14 @@ static int ibv_put_signal(struct gshmemi_transport *tp, int pe, size_t offset, c
     return rc;
 }
 
+/* Fence waits for completion: ibv also carries atomics and signals to node-local PEs
+ * whose puts go through p2p stores, which no request flag orders. */
 static int ibv_fence(struct gshmemi_transport *tp, int pe)
 {
     struct ibv_transport *t = ibv_of(tp);
-    if (!ibv_reach(t, pe)) return 0;
+    if (pe >= 0 && !ibv_reach(t, pe)) return 0;
     pthread_mutex_lock(&t->net->lock);
-    int rc = gshmemi_ibv_fence_pe(t->net, pe);
+    int rc = gshmemi_ibv_quiet_pe(t->net, pe);
     pthread_mutex_unlock(&t->net->lock);
     return rc;
 }

@@ -86,6 +86,7 @@ static int port_usable(const struct gshmemi_ibv_api *api, const struct gshmemi_e
     c->link = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? GSHMEMI_IBV_LINK_ETH : GSHMEMI_IBV_LINK_IB;
     c->lid = pa.lid;
     c->mtu = pa.active_mtu;
+    c->max_msg_sz = pa.max_msg_sz;
     struct gshmemi_ib_gid *gids = calloc(IBV_GIDS_MAX, sizeof(*gids));
     if (!gids) return 0;
     int n = port_gids(api, ctx, dev, p, pa.gid_tbl_len, gids);

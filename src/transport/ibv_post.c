@@ -30,6 +30,8 @@ void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
+    static pthread_mutex_t lost_lock = PTHREAD_MUTEX_INITIALIZER; /* the event thread may write too */
+    pthread_mutex_lock(&lost_lock);
     if (!net->lost_msg[0]) {
         if (pe >= 0)
             snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d lost PE %d (%s port %d): %s", net->my_pe, pe,
@@ -38,6 +40,7 @@ void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...)
             snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d (%s port %d): %s", net->my_pe, net->port.dev,
                      net->port.port, what);
     }
+    pthread_mutex_unlock(&lost_lock);
     int expected = 0;
     atomic_compare_exchange_strong(&net->failed, &expected, GSHMEMX_ERR_PEER_LOST);
 }
@@ -77,17 +80,6 @@ uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, i
     return seq;
 }
 
-static const char *ibv_opcode_name(enum ibv_wc_opcode op)
-{
-    switch (op) {
-    case IBV_WC_RDMA_WRITE: return "RDMA write";
-    case IBV_WC_RDMA_READ: return "RDMA read";
-    case IBV_WC_FETCH_ADD: return "atomic fetch-add";
-    case IBV_WC_COMP_SWAP: return "atomic compare-swap";
-    default: return "request";
-    }
-}
-
 static void ibv_complete(struct ibv_net *net, const struct ibv_wc *wc)
 {
     int pe = (int)(wc->wr_id & ((1u << IBV_PE_BITS) - 1));
@@ -119,8 +111,9 @@ int gshmemi_ibv_poll(struct ibv_net *net)
         int pe = (int)(wc[i].wr_id & ((1u << IBV_PE_BITS) - 1));
         if (wc[i].status != IBV_WC_SUCCESS) {
             char st[96];
-            gshmemi_ibv_lost(net, pe, "%s failed: %s, vendor error 0x%x (qp 0x%x)",
-                             wc[i].status == IBV_WC_WR_FLUSH_ERR ? "a request" : ibv_opcode_name(wc[i].opcode),
+            /* a failed completion's opcode is undefined: the request is named by its number */
+            gshmemi_ibv_lost(net, pe, "request %llu failed: %s, vendor error 0x%x (qp 0x%x)",
+                             (unsigned long long)(wc[i].wr_id >> 32),
                              gshmemi_ibv_wc_status(net->api, wc[i].status, st, sizeof(st)), wc[i].vendor_err,
                              wc[i].qp_num);
             continue; /* later completions may still retire requests other waiters need */

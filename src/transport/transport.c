@@ -37,6 +37,7 @@ const char *gshmemi_transports_remote_choice(const struct gshmemi_env *env, cons
 }
 
 static int transports_gpu = -1;
+static int transports_ibv = -1; /* the job's decision: -1 not yet, 0 tcp, 1 ibv */
 
 void gshmemi_transports_prefer_gpu(int device)
 {
@@ -49,10 +50,9 @@ void gshmemi_transports_prefer_gpu(int device)
 static int transports_pick_ibv(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, const struct gshmemi_env *env,
                                int *use_ibv)
 {
-    static int decided = -1;
-    if (decided >= 0) return *use_ibv = decided, 0;
+    if (transports_ibv >= 0) return *use_ibv = transports_ibv, 0;
     *use_ibv = 0;
-    if (env->remote_transport == GSHMEMI_REMOTE_TCP) return decided = 0, 0;
+    if (env->remote_transport == GSHMEMI_REMOTE_TCP) return transports_ibv = 0, 0;
     char why[384] = "";
     int gpu = heap->kind == GSHMEMI_HEAP_KIND_DEVICE ? heap->device : transports_gpu;
     int usable = gshmemi_transport_ibv_usable(env, gpu, why, sizeof(why));
@@ -71,8 +71,8 @@ static int transports_pick_ibv(struct gshmemi_bootstrap *bs, struct gshmemi_heap
     }
     if (lacking >= 0 && !usable) GSHMEMI_INFO(TRANSPORT, "PE %d: ibv not used: %s", bs->rank, why);
     else if (lacking >= 0) GSHMEMI_INFO(TRANSPORT, "PE %d: ibv not used: PE %d cannot use it", bs->rank, lacking);
-    decided = lacking < 0;
-    *use_ibv = decided;
+    transports_ibv = lacking < 0;
+    *use_ibv = transports_ibv;
     return 0;
 }
 
@@ -120,11 +120,16 @@ int gshmemi_transports_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap 
         for (int pe = 0; pe < bs->nranks; pe++) far[pe] = use_ibv || !gshmemi_transport_p2p_reaches(p2p, pe);
         rc = use_ibv ? gshmemi_transport_ibv_create(bs, heap, env, far, &remote)
                      : gshmemi_transport_tcp_create(bs, heap, env, far, &remote);
-        if (rc == GSHMEMX_ERR_NOT_SUPPORTED && use_ibv && env->remote_transport == GSHMEMI_REMOTE_AUTO &&
-            heap->kind == GSHMEMI_HEAP_KIND_DEVICE) { /* the same answer on every PE (ibv.c) */
-            GSHMEMI_WARN(TRANSPORT, "PE %d: ibv cannot register the device heap on every PE (no GPUDirect RDMA: "
-                                    "DMA-BUF or nvidia-peermem): PEs on other nodes reach it over tcp",
-                         bs->rank);
+        if (rc == GSHMEMX_ERR_NOT_SUPPORTED && use_ibv && env->remote_transport == GSHMEMI_REMOTE_AUTO) {
+            /* the same answer on every PE (ibv.c agrees on each step) */
+            if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE)
+                GSHMEMI_WARN(TRANSPORT, "PE %d: ibv cannot register the device heap on every PE (no GPUDirect "
+                                        "RDMA: DMA-BUF or nvidia-peermem): PEs on other nodes reach it over tcp",
+                             bs->rank);
+            else
+                GSHMEMI_WARN(TRANSPORT, "PE %d: ibv could not be set up on every PE (the first PE's log says why): "
+                                        "PEs on other nodes are reached over tcp", bs->rank);
+            if (!gshmemi_transport_ibv_in_use()) transports_ibv = 0;
             use_ibv = 0;
             for (int pe = 0; pe < bs->nranks; pe++) far[pe] = !gshmemi_transport_p2p_reaches(p2p, pe);
             rc = gshmemi_transport_tcp_create(bs, heap, env, far, &remote);
