@@ -80,14 +80,18 @@ static void *ibv_events(void *arg)
     struct ibv_net *net = arg;
     struct pollfd pfd[2] = {{net->ctx->async_fd, POLLIN, 0}, {net->wake[0], POLLIN, 0}};
     while (!atomic_load(&net->stop)) {
+        /* idle, it still polls the CQ every 100 ms: a failed request that nobody waits
+         * for (a PE sitting in a barrier) ends the job naming the peer, not a timeout */
         int busy = atomic_load(&net->async_pending) > 0;
-        if (poll(pfd, 2, busy ? 0 : -1) < 0 && errno != EINTR) break;
+        int n = poll(pfd, 2, busy ? 0 : 100);
+        if (n < 0 && errno != EINTR) break;
         if (atomic_load(&net->stop)) break;
         char drain[64];
-        if (pfd[1].revents & POLLIN)
+        if (n > 0 && (pfd[1].revents & POLLIN))
             while (read(net->wake[0], drain, sizeof(drain)) > 0) {
             }
-        if (busy) ibv_events_progress(net);
+        if (busy || n == 0) ibv_events_progress(net);
+        if (n <= 0) continue;
         if (!(pfd[0].revents & POLLIN)) continue;
         struct ibv_async_event ev;
         if (net->api->ibv_get_async_event(net->ctx, &ev) != 0) continue;
