@@ -389,10 +389,8 @@ void gshmemi_ibv_destroy(struct gshmemi_transport *tp)
     struct ibv_transport *t = ibv_of(tp);
     struct ibv_net *net = t->net;
     free(t);
-    pthread_mutex_lock(&net->lock); /* requests still in a send queue would die with it */
-    if (!atomic_load(&net->failed)) (void)gshmemi_ibv_quiet_pe(net, -1);
-    pthread_mutex_unlock(&net->lock);
     if (--net->refs > 0) return;
+    if (!atomic_load(&net->failed)) gshmemi_ibv_drain(net); /* requests in a send queue die with it */
     ibv_global = NULL;
     ibv_net_free(net);
 }

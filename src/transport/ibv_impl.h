@@ -122,6 +122,7 @@ struct ibv_net {
     int wake[2];
     atomic_int stop;
     atomic_int failed;
+    atomic_int closing; /* finalize: failures are expected (peers are leaving) and ignored */
     atomic_int async_pending; /* amo_async answers not yet polled: the event thread polls the CQ */
     char lost_msg[384];
 };
@@ -178,6 +179,8 @@ int gshmemi_ibv_fence_pe(struct ibv_net *net, int pe);
 /* Makes every request so far to pe (all PEs when pe < 0) complete and, for targets
  * with relaxed ordering, visible. */
 int gshmemi_ibv_quiet_pe(struct ibv_net *net, int pe);
+/* Finalize: waits (briefly) until every posted request has left, ignoring failures. */
+void gshmemi_ibv_drain(struct ibv_net *net);
 /* Records a failure once (the job ends). */
 void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...);
 
