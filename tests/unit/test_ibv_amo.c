@@ -4,6 +4,8 @@
  * Random input comes from a fixed-seed generator. */
 #include "transport/ibv_wire.h"
 
+#include "test_rng.h"
+
 #include <criterion/criterion.h>
 
 #include <stdint.h>
@@ -11,15 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state;
-static void rng_seed(uint64_t seed) { rng_state = seed ? seed : 1; }
-static uint64_t rng(void)
-{
-    uint64_t x = rng_state; /* xorshift64* */
-    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545f4914f6cdd1dull;
-}
 
 /* ---------------------------------------------------------------- chunking */
 
