@@ -428,6 +428,13 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     return bs->ops->barrier(bs); /* peers write into this heap only once everyone knows its keys */
 }
 
+void gshmemi_transport_ibv_release(void)
+{
+    const struct gshmemi_ibv_api *api = gshmemi_ibv_api(NULL, 0);
+    if (ibv_probed_ctx && api) api->ibv_close_device(ibv_probed_ctx);
+    ibv_probed_ctx = NULL;
+}
+
 int gshmemi_transport_ibv_in_use(void)
 {
     return ibv_global != NULL;

@@ -23,6 +23,10 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     return GSHMEMX_ERR_NOT_SUPPORTED;
 }
 
+void gshmemi_transport_ibv_release(void)
+{
+}
+
 int gshmemi_transport_ibv_in_use(void)
 {
     return 0;

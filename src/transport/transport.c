@@ -72,6 +72,7 @@ static int transports_pick_ibv(struct gshmemi_bootstrap *bs, struct gshmemi_heap
     if (lacking >= 0 && !usable) GSHMEMI_INFO(TRANSPORT, "PE %d: ibv not used: %s", bs->rank, why);
     else if (lacking >= 0) GSHMEMI_INFO(TRANSPORT, "PE %d: ibv not used: PE %d cannot use it", bs->rank, lacking);
     transports_ibv = lacking < 0;
+    if (!transports_ibv) gshmemi_transport_ibv_release();
     *use_ibv = transports_ibv;
     return 0;
 }

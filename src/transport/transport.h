@@ -127,6 +127,8 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
                                  const struct gshmemi_env *env, const unsigned char *remote,
                                  struct gshmemi_transport **out);
 const char *gshmemi_transport_ibv_loss(void);
+/* Closes the port gshmemi_transport_ibv_usable kept open (the job uses tcp). */
+void gshmemi_transport_ibv_release(void);
 /* Whether an ibv net exists (set up for an earlier heap). */
 int gshmemi_transport_ibv_in_use(void);
 /* gshmem-info: the RDMA devices, their ports and addresses, and the GPUDirect RDMA
