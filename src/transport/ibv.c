@@ -122,12 +122,13 @@ static int ibv_qp_create(struct ibv_net *net, int pe)
     ia.cap.max_inline_data = GSHMEMI_IBV_INLINE_WANT;
     struct ibv_qp *qp = net->api->ibv_create_qp(net->pd, &ia);
     if (!qp) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot create a queue pair for PE %d on %s (depth %d): %s", net->my_pe,
-                      pe, net->port.dev, net->qp_depth, strerror(errno));
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: cannot create a queue pair for PE %d on %s (depth %d): %s", net->my_pe,
+                               pe, net->port.dev, net->qp_depth, strerror(errno));
         return GSHMEMX_ERR_SYSTEM;
     }
     net->peers[pe].qp = qp;
-    if (net->max_inline < 0 || (int)ia.cap.max_inline_data < net->max_inline) net->max_inline = (int)ia.cap.max_inline_data;
+    if (net->max_inline < 0 || (int)ia.cap.max_inline_data < net->max_inline)
+        net->max_inline = (int)ia.cap.max_inline_data;
     struct ibv_qp_attr a;
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_INIT;
@@ -135,7 +136,7 @@ static int ibv_qp_create(struct ibv_net *net, int pe)
     a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
     int err = net->api->ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (err) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: queue pair for PE %d to INIT: %s", net->my_pe, pe, strerror(err));
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: queue pair for PE %d to INIT: %s", net->my_pe, pe, strerror(err));
         return GSHMEMX_ERR_SYSTEM;
     }
     return 0;
@@ -163,8 +164,9 @@ static int ibv_qp_connect(struct ibv_net *net, const struct gshmemi_env *env, co
         a.ah_attr.grh.hop_limit = 255;
         a.ah_attr.grh.traffic_class = (uint8_t)env->ib_tc;
     }
-    int err = net->api->ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    int err = net->api->ibv_modify_qp(qp, &a,
+                                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
     const char *step = "RTR";
     if (!err) {
         memset(&a, 0, sizeof(a));
@@ -175,12 +177,13 @@ static int ibv_qp_connect(struct ibv_net *net, const struct gshmemi_env *env, co
         a.rnr_retry = 7;
         a.max_rd_atomic = (uint8_t)net->rd_atomic;
         step = "RTS";
-        err = net->api->ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+        err = net->api->ibv_modify_qp(qp, &a,
+                                      IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
     }
     if (err) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: queue pair to PE %d (its QP 0x%x) cannot go to %s: %s", net->my_pe,
-                      ep->pe, ep->qpn_to_me, step, strerror(err));
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: queue pair to PE %d (its QP 0x%x) cannot go to %s: %s", net->my_pe,
+                               ep->pe, ep->qpn_to_me, step, strerror(err));
         return GSHMEMX_ERR_SYSTEM;
     }
     return 0;
@@ -195,8 +198,8 @@ static int ibv_connect_all(struct ibv_net *net, struct gshmemi_bootstrap *bs, co
     int rc = qpn && all ? 0 : GSHMEMX_ERR_NOMEM;
     for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) qpn[pe] = net->peers[pe].qp ? net->peers[pe].qp->qp_num : 0;
     if (rc == 0) {
-        struct gshmemi_ibv_endpoint me = {net->my_pe, net->n_pes, net->port.link, net->port.mtu, net->port.lid,
-                                          {0}, net->psn, qpn, 0};
+        struct gshmemi_ibv_endpoint me = {
+            net->my_pe, net->n_pes, net->port.link, net->port.mtu, net->port.lid, {0}, net->psn, qpn, 0};
         memcpy(me.gid, net->port.gid, 16);
         gshmemi_ibv_endpoint_encode(&me, all + (size_t)net->n_pes * len);
         rc = bs->ops->allgather(bs, all + (size_t)net->n_pes * len, all, len);
@@ -207,12 +210,14 @@ static int ibv_connect_all(struct ibv_net *net, struct gshmemi_bootstrap *bs, co
         char why[160];
         if (gshmemi_ibv_endpoint_decode(all + (size_t)pe * len, len, pe, net->my_pe, net->n_pes, &ep, why,
                                         sizeof(why)) != 0) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: the endpoint PE %d published is malformed: %s", net->my_pe, pe, why);
+            GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: the endpoint PE %d published is malformed: %s", net->my_pe, pe,
+                                   why);
             rc = GSHMEMX_ERR_PROTOCOL;
         } else if (ep.link != net->port.link) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: PE %d uses %s, this PE %s (%s port %d): they cannot talk", net->my_pe,
-                          pe, ep.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE",
-                          net->port.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE", net->port.dev, net->port.port);
+            GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: PE %d uses %s, this PE %s (%s port %d): they cannot talk",
+                                   net->my_pe, pe, ep.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE",
+                                   net->port.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE", net->port.dev,
+                                   net->port.port);
             rc = GSHMEMX_ERR_NOT_SUPPORTED;
         } else {
             rc = ibv_qp_connect(net, env, &ep);
@@ -255,7 +260,7 @@ static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env,
     const struct gshmemi_ibv_api *api = net->api;
     struct ibv_device_attr da;
     if (api->ibv_query_device(net->ctx, &da) != 0) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot query %s", net->my_pe, net->port.dev);
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: cannot query %s", net->my_pe, net->port.dev);
         return GSHMEMX_ERR_SYSTEM;
     }
     net->qp_depth = (int)env->ib_qp_depth < da.max_qp_wr ? (int)env->ib_qp_depth : da.max_qp_wr;
@@ -264,8 +269,8 @@ static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env,
     net->rd_atomic = da.max_qp_rd_atom < 16 ? da.max_qp_rd_atom : 16;
     if (da.max_qp_init_rd_atom < net->rd_atomic) net->rd_atomic = da.max_qp_init_rd_atom;
     if (da.atomic_cap == IBV_ATOMIC_NONE) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: %s offers no remote atomics; use GSHMEM_REMOTE_TRANSPORT=tcp", net->my_pe,
-                      net->port.dev);
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: %s offers no remote atomics; use GSHMEM_REMOTE_TRANSPORT=tcp",
+                               net->my_pe, net->port.dev);
         return GSHMEMX_ERR_NOT_SUPPORTED;
     }
     int remote_pes = 0;
@@ -274,16 +279,16 @@ static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env,
     net->cq_size = (int)(cqe < da.max_cqe ? cqe : da.max_cqe);
     if (!(net->pd = api->ibv_alloc_pd(net->ctx)) ||
         !(net->cq = api->ibv_create_cq(net->ctx, net->cq_size, NULL, NULL, 0))) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot allocate a %s on %s: %s", net->my_pe,
-                      net->pd ? "completion queue" : "protection domain", net->port.dev, strerror(errno));
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: cannot allocate a %s on %s: %s", net->my_pe,
+                               net->pd ? "completion queue" : "protection domain", net->port.dev, strerror(errno));
         return GSHMEMX_ERR_SYSTEM;
     }
     int rc = gshmemi_ibv_host_register(net);
     for (int pe = 0; rc == 0 && pe < net->n_pes; pe++)
         if (remote[pe]) rc = ibv_qp_create(net, pe); /* itself too: host atomics on its own heap */
     if (rc == 0 && net->max_inline < 8) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: %s allows %d bytes of inline data; gshmem needs 8", net->my_pe,
-                      net->port.dev, net->max_inline);
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: %s allows %d bytes of inline data; gshmem needs 8", net->my_pe,
+                               net->port.dev, net->max_inline);
         rc = GSHMEMX_ERR_NOT_SUPPORTED;
     }
     return rc;
@@ -340,10 +345,11 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
         ibv_net_free(net);
         return rc;
     }
-    GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: %s port %d (%s, MTU %d, GID index %d, %s), %d-deep queue pairs, %d bytes inline",
-                 net->my_pe, net->port.dev, net->port.port, net->port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand",
-                 128 << net->port.mtu, net->port.gid_index, net->port.pci[0] ? net->port.pci : "PCI path unknown",
-                 net->qp_depth, net->max_inline);
+    GSHMEMI_INFO(
+        TRANSPORT, "PE %d: ibv: %s port %d (%s, MTU %d, GID index %d, %s), %d-deep queue pairs, %d bytes inline",
+        net->my_pe, net->port.dev, net->port.port, net->port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand",
+        128 << net->port.mtu, net->port.gid_index, net->port.pci[0] ? net->port.pci : "PCI path unknown", net->qp_depth,
+        net->max_inline);
     *out = net;
     return 0;
 }
@@ -352,8 +358,8 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
 static int ibv_heap_exchange(struct ibv_net *net, struct gshmemi_bootstrap *bs, struct ibv_heapreg *reg,
                              unsigned heap_index)
 {
-    struct gshmemi_ibv_heapkeys mine = {heap_index, (uintptr_t)reg->heap->base, reg->heap->size, reg->chunk,
-                                        reg->nchunks, {0}};
+    struct gshmemi_ibv_heapkeys mine = {
+        heap_index, (uintptr_t)reg->heap->base, reg->heap->size, reg->chunk, reg->nchunks, {0}};
     for (int i = 0; i < reg->nchunks; i++) mine.rkey[i] = reg->mr[i]->rkey;
     unsigned char *all = calloc((size_t)net->n_pes + 1, GSHMEMI_IBV_HEAPKEYS_SIZE + 1);
     reg->peer = calloc((size_t)net->n_pes, sizeof(*reg->peer));
@@ -374,8 +380,8 @@ static int ibv_heap_exchange(struct ibv_net *net, struct gshmemi_bootstrap *bs, 
         const unsigned char *b = all + (size_t)pe * len;
         if (gshmemi_ibv_heapkeys_decode(b, GSHMEMI_IBV_HEAPKEYS_SIZE, heap_index, 0, &reg->peer[pe], why,
                                         sizeof(why)) != 0) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: the registration of heap %u PE %d published is malformed: %s",
-                          net->my_pe, heap_index, pe, why);
+            GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: the registration of heap %u PE %d published is malformed: %s",
+                                   net->my_pe, heap_index, pe, why);
             rc = GSHMEMX_ERR_PROTOCOL;
         }
         reg->peer_relaxed[pe] = b[GSHMEMI_IBV_HEAPKEYS_SIZE] != 0;
@@ -395,9 +401,8 @@ void gshmemi_ibv_destroy(struct gshmemi_transport *tp)
     ibv_net_free(net);
 }
 
-int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap,
-                                 const struct gshmemi_env *env, const unsigned char *remote,
-                                 struct gshmemi_transport **out)
+int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, const struct gshmemi_env *env,
+                                 const unsigned char *remote, struct gshmemi_transport **out)
 {
     int rc = 0;
     if (!ibv_global) rc = ibv_net_create(bs, env, remote, &ibv_global);
@@ -414,8 +419,7 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     t->heap_index = net->nheaps;
     struct ibv_heapreg *reg = &net->heaps[net->nheaps];
     rc = ibv_agree(net, bs, gshmemi_ibv_heap_register(net, reg, heap), "register its heap");
-    if (rc == 0)
-        rc = ibv_agree(net, bs, ibv_heap_exchange(net, bs, reg, (unsigned)net->nheaps), "read every heap key");
+    if (rc == 0) rc = ibv_agree(net, bs, ibv_heap_exchange(net, bs, reg, (unsigned)net->nheaps), "read every heap key");
     if (rc != 0) {
         gshmemi_ibv_heap_deregister(net, reg);
         free(t);

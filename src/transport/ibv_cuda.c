@@ -54,7 +54,8 @@ int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen)
     const struct gshmemi_cuda_driver *cu = gshmemi_cuda_driver(why, whylen);
     if (!cu) return -1;
     int fd = -1;
-    CUresult rc = cu->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)addr, len, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    CUresult rc =
+        cu->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)addr, len, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
     if (rc != CUDA_SUCCESS) {
         snprintf(why, whylen, "cuMemGetHandleForAddressRange: %s", gshmemi_cuda_driver_error(rc));
         return -1;

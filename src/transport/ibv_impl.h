@@ -30,22 +30,22 @@ struct gshmemi_bootstrap;
 
 #define GSHMEMI_IBV_MAX_HEAPS 2
 #define GSHMEMI_IBV_SIGNAL_EVERY 32
-#define GSHMEMI_IBV_STAGE_SLOTS 16                    /* bounce buffers for unregistered memory */
+#define GSHMEMI_IBV_STAGE_SLOTS 16 /* bounce buffers for unregistered memory */
 #define GSHMEMI_IBV_STAGE_SLOT ((size_t)256 * 1024)
-#define GSHMEMI_IBV_CELLS 1024                        /* 8-byte answers of atomics and flush reads */
+#define GSHMEMI_IBV_CELLS 1024 /* 8-byte answers of atomics and flush reads */
 #define GSHMEMI_IBV_INLINE_WANT 128
 
 /* The port chosen at init. */
 struct ibv_port_choice {
     char dev[64];
     int port;
-    int link;       /* enum gshmemi_ibv_link */
-    int gid_index;  /* -1 on InfiniBand without a GID in use */
+    int link;      /* enum gshmemi_ibv_link */
+    int gid_index; /* -1 on InfiniBand without a GID in use */
     uint8_t gid[16];
     uint16_t lid;
-    int mtu;        /* active MTU (enum ibv_mtu) */
+    int mtu; /* active MTU (enum ibv_mtu) */
     uint32_t max_msg_sz;
-    char pci[256];  /* sysfs path of the NIC, for the log */
+    char pci[256]; /* sysfs path of the NIC, for the log */
 };
 
 struct ibv_peer {
@@ -54,8 +54,8 @@ struct ibv_peer {
     uint64_t retired;  /* highest request known complete */
     uint64_t last_signaled;
     unsigned unsignaled;
-    int flush_due;     /* writes since its last flush read (relaxed ordering targets) */
-    int fence_due;     /* gshmem_fence: the next request waits for earlier ones */
+    int flush_due; /* writes since its last flush read (relaxed ordering targets) */
+    int fence_due; /* gshmem_fence: the next request waits for earlier ones */
 };
 
 /* One answer cell: an atomic's fetched word, or what an asynchronous atomic does
@@ -72,9 +72,9 @@ struct ibv_cell {
 };
 
 struct ibv_stage_slot {
-    int pe;        /* -1: no request uses it */
-    uint64_t seq;  /* the request that reads or fills it */
-    int held;      /* a get copies out of it: not to be reused until released */
+    int pe;       /* -1: no request uses it */
+    uint64_t seq; /* the request that reads or fills it */
+    int held;     /* a get copies out of it: not to be reused until released */
 };
 
 struct ibv_heapreg {
@@ -92,7 +92,7 @@ struct ibv_net {
     int refs;
     int my_pe, n_pes;
     double timeout;
-    int relaxed; /* our registrations use PCIe relaxed ordering */
+    int relaxed;       /* our registrations use PCIe relaxed ordering */
     int may_fall_back; /* GSHMEM_REMOTE_TRANSPORT=auto: a heap ibv cannot register goes over tcp */
     struct ibv_port_choice port;
     struct ibv_context *ctx;
@@ -122,7 +122,7 @@ struct ibv_net {
     int wake[2];
     atomic_int stop;
     atomic_int failed;
-    atomic_int closing; /* finalize: failures are expected (peers are leaving) and ignored */
+    atomic_int closing;       /* finalize: failures are expected (peers are leaving) and ignored */
     atomic_int async_pending; /* amo_async answers not yet polled: the event thread polls the CQ */
     char lost_msg[384];
 };
@@ -140,12 +140,16 @@ static inline struct ibv_transport *ibv_of(struct gshmemi_transport *tp)
 
 extern const struct gshmemi_transport_ops gshmemi_ibv_ops;
 
+/* A set-up failure: an error, or under GSHMEM_REMOTE_TRANSPORT=auto (which then falls
+ * back to tcp) a warning. */
+#define GSHMEMI_IBV_SETUP_FAIL(net, ...)                                                                               \
+    gshmemi_log((net)->may_fall_back ? GSHMEMI_LOG_WARN : GSHMEMI_LOG_ERROR, GSHMEMI_SUBSYS_TRANSPORT, __VA_ARGS__)
+
 /* ibv_port.c: opens the device and port nearest the GPU (gpu_pci: its sysfs path, or
  * NULL) among those GSHMEM_IB_HCA allows, with the GID GSHMEM_IB_GID_INDEX names or
  * the automatic choice. NULL with the reason in why. */
 struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env,
-                                          const char *gpu_pci, struct ibv_port_choice *out, char *why,
-                                          size_t whylen);
+                                          const char *gpu_pci, struct ibv_port_choice *out, char *why, size_t whylen);
 
 /* ibv_mr.c: registers heap (in chunks; DMA-BUF, then nvidia-peermem, for a device
  * heap) and the net's host memory. 0 or a status (logged). */

@@ -30,7 +30,9 @@ static void info_gids(FILE *out, const struct gshmemi_ibv_api *api, struct ibv_c
         if (api->_ibv_query_gid_ex) {
             if (api->_ibv_query_gid_ex(ctx, (uint32_t)port, (uint32_t)i, &e, 0, sizeof(e)) != 0) continue;
             g = e.gid;
-            type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1" : "IB";
+            type = e.gid_type == IBV_GID_TYPE_ROCE_V2   ? "RoCE v2"
+                   : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1"
+                                                        : "IB";
         } else if (api->ibv_query_gid(ctx, (uint8_t)port, i, &g) != 0) {
             continue;
         }
@@ -100,23 +102,26 @@ static void check_gpudirect(FILE *out, const struct gshmemi_ibv_api *api, int de
     if (!device_heap) {
         gshmemi_check_line(out, GSHMEMI_CHECK_OK, "gpudirect", "not needed: heaps are in host memory here");
     } else if (peermem || api->ibv_reg_dmabuf_mr) {
-        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "gpudirect", "%s%s%s", api->ibv_reg_dmabuf_mr ? "DMA-BUF offered by libibverbs (tried first; "
-                           "needs Linux 5.12+ and NVIDIA's open kernel modules)" : "",
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "gpudirect", "%s%s%s",
+                           api->ibv_reg_dmabuf_mr ? "DMA-BUF offered by libibverbs (tried first; "
+                                                    "needs Linux 5.12+ and NVIDIA's open kernel modules)"
+                                                  : "",
                            api->ibv_reg_dmabuf_mr && peermem ? "; " : "", peermem ? "nvidia-peermem loaded" : "");
     } else {
-        gshmemi_check_line(out, GSHMEMI_CHECK_WARN, "gpudirect", "no GPUDirect RDMA path: libibverbs has no "
+        gshmemi_check_line(out, GSHMEMI_CHECK_WARN, "gpudirect",
+                           "no GPUDirect RDMA path: libibverbs has no "
                            "ibv_reg_dmabuf_mr and nvidia-peermem is not loaded; a device heap cannot be registered");
         gshmemi_check_fix(out, "modprobe nvidia-peermem (or rdma-core 34+ with Linux 5.12+ for DMA-BUF)");
     }
 }
 
-void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n_devices, int device_heap,
-                                 int *fails)
+void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n_devices, int device_heap, int *fails)
 {
     char why[384] = "";
     const struct gshmemi_ibv_api *api = gshmemi_ibv_api(why, sizeof(why));
     if (n_devices == 0 && !api) {
-        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "no RDMA device and no libibverbs: PEs on other nodes use tcp");
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma",
+                           "no RDMA device and no libibverbs: PEs on other nodes use tcp");
         return;
     }
     if (!api) {
@@ -133,7 +138,7 @@ void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n
     if (!ctx) {
         gshmemi_check_line(out, GSHMEMI_CHECK_WARN, "rdma", "ibv cannot be used, PEs on other nodes use tcp: %s", why);
         gshmemi_check_fix(out, "ibstat / ibv_devinfo show the ports; InfiniBand needs a subnet manager, RoCE an IP "
-                          "address on the port's netdev; GSHMEM_IB_HCA and GSHMEM_IB_GID_INDEX select others");
+                               "address on the port's netdev; GSHMEM_IB_HCA and GSHMEM_IB_GID_INDEX select others");
     } else {
         gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "ibv uses %s port %d (%s, MTU %d, GID index %d)", port.dev,
                            port.port, port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand", 128 << port.mtu,

@@ -14,7 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define IBV_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+#define IBV_ACCESS                                                                                                     \
+    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
 /* Host memory, with relaxed ordering when asked and the library can express it. */
 static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len)
@@ -45,8 +46,7 @@ static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int
     *dmabuf = mr != NULL;
     if (mr) return mr;
     mr = (api->ibv_reg_mr)(net->pd, addr, len, IBV_ACCESS);
-    if (!mr)
-        snprintf(why, whylen, "DMA-BUF: %s; nvidia-peermem (ibv_reg_mr on GPU memory): %s", cwhy, strerror(errno));
+    if (!mr) snprintf(why, whylen, "DMA-BUF: %s; nvidia-peermem (ibv_reg_mr on GPU memory): %s", cwhy, strerror(errno));
     return mr;
 }
 
@@ -58,22 +58,24 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
     uint64_t max_mr = net->api->ibv_query_device(net->ctx, &da) == 0 ? da.max_mr_size : 0;
     reg->chunk = gshmemi_ibv_chunk_size(heap->size, max_mr);
     if (reg->chunk == 0) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: a heap of %zu bytes needs more than %d registrations of at most %llu bytes (%s)",
-                      net->my_pe, heap->size, GSHMEMI_IBV_MAX_CHUNKS, (unsigned long long)max_mr, net->port.dev);
+        GSHMEMI_IBV_SETUP_FAIL(
+            net, "PE %d: ibv: a heap of %zu bytes needs more than %d registrations of at most %llu bytes (%s)",
+            net->my_pe, heap->size, GSHMEMI_IBV_MAX_CHUNKS, (unsigned long long)max_mr, net->port.dev);
         return GSHMEMX_ERR_NOT_SUPPORTED;
     }
     int device = heap->kind == GSHMEMI_HEAP_KIND_DEVICE;
     for (uint64_t at = 0; at < heap->size; at += reg->chunk) {
         size_t len = heap->size - at < reg->chunk ? heap->size - at : reg->chunk;
         char *addr = (char *)heap->base + at, why[400] = "";
-        struct ibv_mr *mr = device ? mr_device(net, addr, len, &reg->dmabuf, why, sizeof(why)) : mr_host(net, addr, len);
+        struct ibv_mr *mr =
+            device ? mr_device(net, addr, len, &reg->dmabuf, why, sizeof(why)) : mr_host(net, addr, len);
         if (!mr) {
             if (!device) snprintf(why, sizeof(why), "ibv_reg_mr: %s", strerror(errno));
             int err = errno;
-            gshmemi_log(net->may_fall_back ? GSHMEMI_LOG_WARN : GSHMEMI_LOG_ERROR, GSHMEMI_SUBSYS_TRANSPORT,
-                        "PE %d: ibv: cannot register the %s heap (%zu bytes at offset %llu) with %s: %s%s", net->my_pe,
-                        device ? "device" : "host", len, (unsigned long long)at, net->port.dev, why,
-                        err == ENOMEM || err == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
+            GSHMEMI_IBV_SETUP_FAIL(
+                net, "PE %d: ibv: cannot register the %s heap (%zu bytes at offset %llu) with %s: %s%s", net->my_pe,
+                device ? "device" : "host", len, (unsigned long long)at, net->port.dev, why,
+                err == ENOMEM || err == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
             gshmemi_ibv_heap_deregister(net, reg);
             return GSHMEMX_ERR_SYSTEM;
         }
@@ -103,9 +105,9 @@ int gshmemi_ibv_host_register(struct ibv_net *net)
     net->host = p;
     net->host_mr = mr_host(net, p, net->host_size);
     if (!net->host_mr) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: cannot register %zu bytes of staging memory with %s: %s%s", net->my_pe,
-                      net->host_size, net->port.dev, strerror(errno),
-                      errno == ENOMEM || errno == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: cannot register %zu bytes of staging memory with %s: %s%s", net->my_pe,
+                               net->host_size, net->port.dev, strerror(errno),
+                               errno == ENOMEM || errno == EPERM ? " (is the memlock limit unlimited? ulimit -l)" : "");
         return GSHMEMX_ERR_SYSTEM;
     }
     for (int i = 0; i < GSHMEMI_IBV_STAGE_SLOTS; i++) net->stage[i].pe = -1;

@@ -18,9 +18,8 @@ static size_t ibv_remote(struct ibv_transport *t, int pe, uint64_t off, size_t l
 {
     const struct gshmemi_ibv_heapkeys *k = &t->net->heaps[t->heap_index].peer[pe];
     if (off > k->size || len > k->size - off) {
-        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: bytes [%llu, %llu) are outside PE %d's heap of %llu bytes",
-                      t->net->my_pe, (unsigned long long)off, (unsigned long long)(off + len), pe,
-                      (unsigned long long)k->size);
+        GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: bytes [%llu, %llu) are outside PE %d's heap of %llu bytes", t->net->my_pe,
+                      (unsigned long long)off, (unsigned long long)(off + len), pe, (unsigned long long)k->size);
         return 0;
     }
     *raddr = k->addr + off;
@@ -88,8 +87,10 @@ static uint64_t ibv_write(struct ibv_transport *t, int pe, uint64_t off, const v
         sge.length = (uint32_t)n;
         uint64_t seq = gshmemi_ibv_post(net, pe, &wr, -1, rc);
         if (!seq) return 0;
-        if (slot >= 0) net->stage[slot].pe = pe, net->stage[slot].seq = seq;
-        else if (!(wr.send_flags & IBV_SEND_INLINE)) need = seq;
+        if (slot >= 0)
+            net->stage[slot].pe = pe, net->stage[slot].seq = seq;
+        else if (!(wr.send_flags & IBV_SEND_INLINE))
+            need = seq;
         s += n, off += n, len -= n;
     }
     return need;
@@ -126,7 +127,8 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         net->stage[slot].held = 1; /* until copied out: the wait lets other threads run */
         uint64_t seq = gshmemi_ibv_post(net, pe, &wr, -1, &rc);
         if (seq) rc = gshmemi_ibv_wait(net, pe, seq, "a get");
-        if (seq && rc == 0) rc = ibv_is_device(net, d) ? gshmemi_ibv_cuda_copy(net->device, d, stage, n) : (memcpy(d, stage, n), 0);
+        if (seq && rc == 0)
+            rc = ibv_is_device(net, d) ? gshmemi_ibv_cuda_copy(net->device, d, stage, n) : (memcpy(d, stage, n), 0);
         net->stage[slot].held = 0;
         if (rc || !seq) return rc ? rc : GSHMEMX_ERR_INTERNAL;
         d += n, off += n, len -= n;

@@ -28,8 +28,8 @@ static int port_gid_type_sysfs(const char *dev, int port, int index)
 }
 
 /* The port's GID table as gshmemi_ib_gid_choose wants it; empty entries stay zero. */
-static int port_gids(const struct gshmemi_ibv_api *api, struct ibv_context *ctx, const char *dev, int port,
-                     int len, struct gshmemi_ib_gid *gids)
+static int port_gids(const struct gshmemi_ibv_api *api, struct ibv_context *ctx, const char *dev, int port, int len,
+                     struct gshmemi_ib_gid *gids)
 {
     if (len > IBV_GIDS_MAX) len = IBV_GIDS_MAX;
     for (int i = 0; i < len; i++) {
@@ -105,8 +105,7 @@ static int port_usable(const struct gshmemi_ibv_api *api, const struct gshmemi_e
 }
 
 struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env,
-                                          const char *gpu_pci, struct ibv_port_choice *out, char *why,
-                                          size_t whylen)
+                                          const char *gpu_pci, struct ibv_port_choice *out, char *why, size_t whylen)
 {
     struct gshmemi_ib_hca_filter filter;
     why[0] = '\0';
@@ -114,7 +113,8 @@ struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, con
     int ndev = 0;
     struct ibv_device **list = api->ibv_get_device_list(&ndev);
     if (!list || ndev == 0) {
-        snprintf(why, whylen, "no RDMA device (ibv_get_device_list: %s; is an RDMA driver loaded? see /sys/class/infiniband)",
+        snprintf(why, whylen,
+                 "no RDMA device (ibv_get_device_list: %s; is an RDMA driver loaded? see /sys/class/infiniband)",
                  list ? "none" : strerror(errno));
         if (list) api->ibv_free_device_list(list);
         return NULL;

@@ -51,7 +51,8 @@ uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, i
     struct ibv_peer *p = &net->peers[pe];
     *rc = atomic_load(&net->failed);
     if (*rc) return 0;
-    unsigned every = net->qp_depth / 2 < GSHMEMI_IBV_SIGNAL_EVERY ? (unsigned)net->qp_depth / 2 : GSHMEMI_IBV_SIGNAL_EVERY;
+    unsigned every =
+        net->qp_depth / 2 < GSHMEMI_IBV_SIGNAL_EVERY ? (unsigned)net->qp_depth / 2 : GSHMEMI_IBV_SIGNAL_EVERY;
     double deadline = 0;
     while (p->posted - p->retired >= (uint64_t)net->qp_depth - 1) { /* full: a signalled request is among them */
         if ((*rc = gshmemi_ibv_poll(net)) != 0) return 0;
@@ -147,9 +148,11 @@ int gshmemi_ibv_wait(struct ibv_net *net, int pe, uint64_t seq, const char *what
         if ((spins & 1023) == 1023) {
             if (deadline == 0) deadline = ibv_now() + (net->timeout > 0 ? net->timeout : 1e30);
             if (ibv_now() > deadline) {
-                GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: %s to PE %d got no completion in %.0f s (GSHMEM_TIMEOUT); "
-                              "%llu requests outstanding on %s port %d", net->my_pe, what, pe, net->timeout,
-                              (unsigned long long)(p->posted - p->retired), net->port.dev, net->port.port);
+                GSHMEMI_ERROR(TRANSPORT,
+                              "PE %d: ibv: %s to PE %d got no completion in %.0f s (GSHMEM_TIMEOUT); "
+                              "%llu requests outstanding on %s port %d",
+                              net->my_pe, what, pe, net->timeout, (unsigned long long)(p->posted - p->retired),
+                              net->port.dev, net->port.port);
                 return GSHMEMX_ERR_TIMEOUT;
             }
             pthread_mutex_unlock(&net->lock); /* let other threads post and poll */

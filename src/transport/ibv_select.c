@@ -121,13 +121,15 @@ int gshmemi_ib_gid_choose(const struct gshmemi_ib_gid *gids, int n, int is_ib, i
         snprintf(why, whylen, "GSHMEM_IB_GID_INDEX=%d: the port's GID table has no such entry (%d entries)", want, n);
         return -1;
     }
-    int idx = is_ib ? gid_first(gids, n, GSHMEMI_GID_IB, NULL) : gid_first(gids, n, GSHMEMI_GID_ROCE_V2, gid_ipv4_mapped);
+    int idx =
+        is_ib ? gid_first(gids, n, GSHMEMI_GID_IB, NULL) : gid_first(gids, n, GSHMEMI_GID_ROCE_V2, gid_ipv4_mapped);
     if (idx < 0 && !is_ib) idx = gid_first(gids, n, GSHMEMI_GID_ROCE_V2, gid_global_ipv6);
     if (idx < 0 && !is_ib) idx = gid_first(gids, n, GSHMEMI_GID_ROCE_V1, NULL);
     if (idx < 0)
-        snprintf(why, whylen, is_ib ? "the port's GID table has no valid entry"
-                                    : "the port has no RoCE v2 GID with an IPv4 or global IPv6 address and no RoCE v1 "
-                                      "GID (is an IP address configured on its netdev?)");
+        snprintf(why, whylen,
+                 is_ib ? "the port's GID table has no valid entry"
+                       : "the port has no RoCE v2 GID with an IPv4 or global IPv6 address and no RoCE v1 "
+                         "GID (is an IP address configured on its netdev?)");
     return idx;
 }
 

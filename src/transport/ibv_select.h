@@ -37,7 +37,7 @@ enum gshmemi_ib_gid_type { GSHMEMI_GID_IB, GSHMEMI_GID_ROCE_V1, GSHMEMI_GID_ROCE
 
 struct gshmemi_ib_gid {
     int index;
-    int type;            /* enum gshmemi_ib_gid_type */
+    int type; /* enum gshmemi_ib_gid_type */
     uint8_t raw[16];
 };
 

@@ -24,11 +24,11 @@ static void ibv_load(void)
     struct link_map *map = NULL;
     if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
         snprintf(ibv_api.path, sizeof(ibv_api.path), "%s", map->l_name);
-#define IBV_REQUIRE(name, ret, args)                                                                           \
-    if (!(*(void **)&ibv_api.name = dlsym(lib, #name))) {                                                      \
-        snprintf(ibv_why, sizeof(ibv_why), "%.200s lacks %s (too old a libibverbs)", ibv_api.path, #name);        \
-        dlclose(lib);                                                                                          \
-        return;                                                                                                \
+#define IBV_REQUIRE(name, ret, args)                                                                                   \
+    if (!(*(void **)&ibv_api.name = dlsym(lib, #name))) {                                                              \
+        snprintf(ibv_why, sizeof(ibv_why), "%.200s lacks %s (too old a libibverbs)", ibv_api.path, #name);             \
+        dlclose(lib);                                                                                                  \
+        return;                                                                                                        \
     }
     GSHMEMI_IBV_REQUIRED(IBV_REQUIRE)
 #undef IBV_REQUIRE

@@ -10,12 +10,30 @@
 #define IBV_KEYS_MAGIC 0x4d424947u /* "GIBM" */
 #define IBV_EP_HEADER 40
 
-static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8); }
-static void put32(unsigned char *p, uint32_t v) { put16(p, (uint16_t)v), put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(unsigned char *p, uint64_t v) { put32(p, (uint32_t)v), put32(p + 4, (uint32_t)(v >> 32)); }
-static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const unsigned char *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
-static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static void put16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8);
+}
+static void put32(unsigned char *p, uint32_t v)
+{
+    put16(p, (uint16_t)v), put16(p + 2, (uint16_t)(v >> 16));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    put32(p, (uint32_t)v), put32(p + 4, (uint32_t)(v >> 32));
+}
+static uint16_t get16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static uint32_t get32(const unsigned char *p)
+{
+    return get16(p) | (uint32_t)get16(p + 2) << 16;
+}
+static uint64_t get64(const unsigned char *p)
+{
+    return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
 
 static int wire_fail(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -122,7 +140,8 @@ int gshmemi_ibv_heapkeys_decode(const unsigned char *blob, size_t len, unsigned 
     k->addr = get64(blob + 8);
     k->size = get64(blob + 16);
     k->chunk = get64(blob + 24);
-    if (k->heap_index != heap_index) return wire_fail(why, whylen, "for heap %u, expected heap %u", k->heap_index, heap_index);
+    if (k->heap_index != heap_index)
+        return wire_fail(why, whylen, "for heap %u, expected heap %u", k->heap_index, heap_index);
     if (k->size < min_size)
         return wire_fail(why, whylen, "heap of %llu bytes, smaller than this PE's %llu", (unsigned long long)k->size,
                          (unsigned long long)min_size);

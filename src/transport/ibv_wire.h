@@ -20,11 +20,11 @@ enum gshmemi_ibv_link { GSHMEMI_IBV_LINK_IB = 1, GSHMEMI_IBV_LINK_ETH = 2 };
 /* One PE's address: how to reach its port, and the QP it created for each PE. */
 struct gshmemi_ibv_endpoint {
     int pe, n_pes;
-    int link;        /* enum gshmemi_ibv_link */
-    int mtu;         /* enum ibv_mtu: 1 (256) .. 5 (4096) */
-    uint16_t lid;    /* InfiniBand */
-    uint8_t gid[16]; /* RoCE (and routed InfiniBand) */
-    uint32_t psn;    /* first packet sequence number of all its QPs */
+    int link;            /* enum gshmemi_ibv_link */
+    int mtu;             /* enum ibv_mtu: 1 (256) .. 5 (4096) */
+    uint16_t lid;        /* InfiniBand */
+    uint8_t gid[16];     /* RoCE (and routed InfiniBand) */
+    uint32_t psn;        /* first packet sequence number of all its QPs */
     const uint32_t *qpn; /* encode: [n_pes], 0 where it has no QP (itself, PEs it does not reach) */
     uint32_t qpn_to_me;  /* decode: its QP for the decoding PE */
 };
@@ -66,9 +66,9 @@ enum gshmemi_ibv_amo_kind { GSHMEMI_IBV_AMO_FADD, GSHMEMI_IBV_AMO_CAS, GSHMEMI_I
 
 struct gshmemi_ibv_amo_plan {
     int kind;
-    uint64_t word_offset; /* heap offset of the aligned 64-bit word */
-    unsigned shift;       /* bit position of the target inside the word (0 or 32) */
-    uint64_t add;         /* FADD: the word-sized addend */
+    uint64_t word_offset;   /* heap offset of the aligned 64-bit word */
+    unsigned shift;         /* bit position of the target inside the word (0 or 32) */
+    uint64_t add;           /* FADD: the word-sized addend */
     uint64_t compare, swap; /* CAS */
 };
 

@@ -153,7 +153,10 @@ static int mock_context_configure(struct mock_context *c, int dev)
     c->port.lid = c->port.is_ib ? (uint16_t)(1 + dev) : 0;
     c->fail_after = mock_env_long("GSHMEM_MOCK_IB_FAIL_AFTER", 0, 0, LONG_MAX);
     c->quiet = (int)mock_env_long("GSHMEM_MOCK_IB_QUIET", 0, 0, 1);
-    return c->fail_after < 0 || c->quiet < 0 ? -1 : 0;
+    c->max_qps = getenv("GSHMEM_MOCK_IB_MAX_QPS") ? mock_env_long("GSHMEM_MOCK_IB_MAX_QPS", 0, 0, LONG_MAX) : -2;
+    if (c->max_qps == -2)
+        c->max_qps = LONG_MAX;
+    return c->fail_after < 0 || c->quiet < 0 || c->max_qps < 0 ? -1 : 0;
 }
 
 MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)

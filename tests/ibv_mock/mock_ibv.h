@@ -82,6 +82,8 @@ struct mock_context {
     int atomic_fd;           /* flock: remote atomics, host-wide */
     int event_fd;            /* write end of the async_fd socket pair */
     long fail_after;         /* GSHMEM_MOCK_IB_FAIL_AFTER, 0: off */
+    long max_qps;            /* GSHMEM_MOCK_IB_MAX_QPS: QPs this context may create, -1: no limit */
+    long qps_made;
     int quiet;               /* GSHMEM_MOCK_IB_QUIET: no error reasons on stderr */
     struct ibv_async_event events[MOCK_EVENTS_MAX];
     int event_head, event_count;

@@ -128,6 +128,8 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
     struct mock_context *c = mock_ctx(pd->context);
     int err = mock_qp_init_check(pd, ia);
     char buf[512];
+    if (!err && c->qps_made >= c->max_qps)
+        err = ENOMEM; /* GSHMEM_MOCK_IB_MAX_QPS: the device's QP resources are exhausted */
     if (err) {
         errno = err;
         return NULL;
@@ -159,6 +161,7 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
     }
     pthread_mutex_lock(&c->lock);
     q->qp.handle = ++c->next_handle;
+    c->qps_made++;
     q->next = c->qps;
     c->qps = q;
     ((struct mock_pd *)pd)->users++;
