@@ -122,7 +122,12 @@ static int pe_barrier_die(void)
     printf("PE %d: barrier returned %s after %.1f s\n", bs.rank, gshmemx_status_name(rc), pe_now() - t0);
     fflush(stdout);
     gshmemi_bootstrap_fini(&bs);
-    return rc == 0; /* success here means the bootstrap released us with an error */
+    /* Success here means the bootstrap released us with an error. _exit, not return:
+     * LeakSanitizer's stop-the-world at exit can hang for good when the launcher's SIGTERM
+     * (ignored here) arrives while it attaches (seen 1 run in ~30 under ASan; the launcher
+     * then waited out its 30 s grace). */
+    fflush(NULL);
+    _exit(rc == 0);
 }
 
 /* PE `who` leaves at once without joining (exit 0); the others' barrier must fail soon. */
