@@ -206,6 +206,20 @@ static int ibv_iget(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t d
     return rc;
 }
 
+/* A native atomic request on the remote word raddr, its answer into sge. */
+static void ibv_wr_atomic(struct ibv_send_wr *wr, struct ibv_sge *sge, int opcode, uint64_t raddr, uint32_t rkey,
+                          uint64_t compare_add, uint64_t swap)
+{
+    memset(wr, 0, sizeof(*wr));
+    wr->opcode = opcode;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    wr->wr.atomic.remote_addr = raddr;
+    wr->wr.atomic.rkey = rkey;
+    wr->wr.atomic.compare_add = compare_add;
+    wr->wr.atomic.swap = swap;
+}
+
 /* One native atomic on the word at heap offset word_off; *old gets the word it held
  * (when old is NULL nobody waits: the answer goes to the shared sink cell). */
 static int ibv_atomic(struct ibv_transport *t, int pe, uint64_t word_off, int opcode, uint64_t compare_add,
@@ -219,14 +233,7 @@ static int ibv_atomic(struct ibv_transport *t, int pe, uint64_t word_off, int op
     if (old && (cell = gshmemi_ibv_cell_get(net, &rc)) < 0) return rc;
     struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, cell), 8, net->host_mr->lkey};
     struct ibv_send_wr wr;
-    memset(&wr, 0, sizeof(wr));
-    wr.opcode = opcode;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.wr.atomic.remote_addr = raddr;
-    wr.wr.atomic.rkey = rkey;
-    wr.wr.atomic.compare_add = compare_add;
-    wr.wr.atomic.swap = swap;
+    ibv_wr_atomic(&wr, &sge, opcode, raddr, rkey, compare_add, swap);
     uint64_t seq = gshmemi_ibv_post(net, pe, &wr, old ? cell : -1, &rc);
     if (seq && old && (rc = gshmemi_ibv_wait(net, pe, seq, "an atomic")) == 0) *old = *gshmemi_ibv_cell_ptr(net, cell);
     if (old) net->cells[cell].busy = 0;
@@ -298,14 +305,9 @@ static int ibv_amo_async(struct gshmemi_transport *tp, int pe, const struct gshm
         c->done = done, c->arg = arg, c->tag = tag, c->amo = *amo, c->shift = plan.shift;
         struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, cell), 8, net->host_mr->lkey};
         struct ibv_send_wr wr;
-        memset(&wr, 0, sizeof(wr));
-        wr.opcode = plan.kind == GSHMEMI_IBV_AMO_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.wr.atomic.remote_addr = raddr;
-        wr.wr.atomic.rkey = rkey;
-        wr.wr.atomic.compare_add = plan.kind == GSHMEMI_IBV_AMO_FADD ? plan.add : plan.compare;
-        wr.wr.atomic.swap = plan.swap;
+        int fadd = plan.kind == GSHMEMI_IBV_AMO_FADD;
+        ibv_wr_atomic(&wr, &sge, fadd ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP, raddr, rkey,
+                      fadd ? plan.add : plan.compare, plan.swap);
         if (atomic_fetch_add(&net->async_pending, 1) == 0 && write(net->wake[1], "w", 1) < 0) {
             /* the pipe is full: the event thread is awake already */
         }
