@@ -25,6 +25,10 @@ struct gshmemi_bootstrap_ops {
     void (*abort)(struct gshmemi_bootstrap *bs, int status);
     /* Releases the connection; not collective. */
     int (*finalize)(struct gshmemi_bootstrap *bs);
+    /* Optional, on the way out of an ended job (after abort, or an ABORT received): a
+     * process that hosts the root gives it a moment to tell the other PEs before the
+     * process, and the root with it, is gone. */
+    void (*linger)(struct gshmemi_bootstrap *bs);
 };
 
 struct gshmemi_bootstrap {

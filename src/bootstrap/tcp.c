@@ -382,6 +382,12 @@ static void tcp_abort(struct gshmemi_bootstrap *bs, int status)
         GSHMEMI_WARN(BOOT, "could not tell the others about the abort: %s", err);
 }
 
+void gshmemi_bootstrap_tcp_hang_up(struct gshmemi_bootstrap *bs)
+{
+    struct tcp_impl *t = bs->impl;
+    if (t != NULL && t->fd >= 0) shutdown(t->fd, SHUT_WR);
+}
+
 static int tcp_finalize(struct gshmemi_bootstrap *bs)
 {
     struct tcp_impl *t = bs->impl;

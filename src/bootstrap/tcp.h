@@ -24,5 +24,8 @@ struct gshmemi_tcp_join {
 /* Connects to the first root that answers and joins as j->rank; fills bs like
  * gshmemi_bootstrap_tcp_init. */
 int gshmemi_bootstrap_tcp_join(const struct gshmemi_tcp_join *j, struct gshmemi_bootstrap *bs);
+/* Ends this PE's side of its root connection (the root then sees it leave); safe while
+ * other threads still read the connection. For a job that is over. */
+void gshmemi_bootstrap_tcp_hang_up(struct gshmemi_bootstrap *bs);
 
 #endif

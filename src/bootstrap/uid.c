@@ -261,6 +261,20 @@ static void uid_host_abort(struct gshmemi_bootstrap *bs, int status)
 }
 
 /* Waits for the root to see every PE leave (briefly after an abort), then frees it. */
+static void uid_host_stop(void);
+
+/* The job is over and this process is about to exit: the root it hosts may still be
+ * sending the ABORT to the other PEs (this PE, which got its copy first, would otherwise
+ * take the root down mid-broadcast and they would see a lost root, not the abort). This
+ * PE leaves, and the root gets up to UID_ABORT_LINGER_S for the others to leave too. */
+static void uid_host_linger(struct gshmemi_bootstrap *bs)
+{
+    if (uid_host.root == NULL) return;
+    uid_host.aborted = 1;
+    gshmemi_bootstrap_tcp_hang_up(bs);
+    uid_host_stop();
+}
+
 static void uid_host_stop(void)
 {
     double wait_s = uid_host.aborted ? UID_ABORT_LINGER_S : uid_host.timeout;
@@ -306,6 +320,7 @@ static int uid_join(const struct gshmemi_tcp_join *j, struct gshmemi_bootstrap *
     uid_host_ops.name = "uid";
     uid_host_ops.abort = uid_host_abort;
     uid_host_ops.finalize = uid_host_finalize;
+    uid_host_ops.linger = uid_host_linger;
     bs->ops = &uid_host_ops;
     return 0;
 }

@@ -47,9 +47,9 @@ _Noreturn void gshmemi_fatal(struct gshmemi_state *st, int status)
     if (status == GSHMEMX_ERR_PEER_LOST) status = fatal_peer_lost(st);
     fflush(NULL);
     /* Another PE's gshmem_global_exit: leave with its status, quietly. */
-    if (status == GSHMEMX_ERR_ABORTED) _exit(st->boot.abort_status);
-    if (st->boot.ops) st->boot.ops->abort(&st->boot, 1);
-    _exit(1);
+    if (status != GSHMEMX_ERR_ABORTED && st->boot.ops) st->boot.ops->abort(&st->boot, 1);
+    if (st->boot.ops && st->boot.ops->linger) st->boot.ops->linger(&st->boot);
+    _exit(status == GSHMEMX_ERR_ABORTED ? st->boot.abort_status : 1);
 }
 
 static int init_env(struct gshmemi_state *st)
@@ -335,5 +335,6 @@ void gshmem_global_exit(int status)
     struct gshmemi_state *st = &gshmemi_state;
     fflush(NULL);
     if (st->boot.ops) st->boot.ops->abort(&st->boot, status);
+    if (st->boot.ops && st->boot.ops->linger) st->boot.ops->linger(&st->boot);
     _exit(status);
 }

@@ -2,7 +2,8 @@
  * gshmemrun: starts N PEs of a program on this machine and hosts their bootstrap
  * rendezvous. Each PE runs in its own process group; signals sent to gshmemrun are
  * forwarded to every PE; the first PE to fail (exit, signal or stop) ends the job
- * (SIGTERM, a grace period, SIGKILL) and its status becomes gshmemrun's. A PE that
+ * (the others get RUN_SETTLE_MS to end on their own, then SIGTERM, a grace period,
+ * SIGKILL) and its status becomes gshmemrun's. A PE that
  * ends without leaving the bootstrap is reported to the root, which releases the
  * others. Each PE is bound to CPUs and memory near its GPU (placement.h) before it
  * execs. PEs never touch gshmemrun's terminal: it relays (run_output.c).
@@ -312,6 +313,10 @@ static int run_deadlines(struct run_job *job)
         job->exit_code = RUN_EXIT_TIMEOUT;
         run_terminate(job);
     }
+    if (job->term_at >= 0 && now >= job->term_at) {
+        if (job->live > 0) run_terminate(job);
+        job->term_at = INT64_MAX; /* done; never again */
+    }
     if (job->kill_at >= 0 && now >= job->kill_at) {
         if (job->live > 0 && job->opts.verbose)
             fprintf(stderr, "gshmemrun: grace period over: killing %d PE%s\n", job->live, job->live == 1 ? "" : "s");
@@ -319,8 +324,9 @@ static int run_deadlines(struct run_job *job)
         job->kill_at = INT64_MAX; /* done; never again */
     }
     int64_t next = -1;
-    int64_t cands[3] = {job->timeout_at, job->kill_at == INT64_MAX ? -1 : job->kill_at, job->drain_at};
-    for (int i = 0; i < 3; i++)
+    int64_t cands[4] = {job->timeout_at, job->term_at == INT64_MAX ? -1 : job->term_at,
+                        job->kill_at == INT64_MAX ? -1 : job->kill_at, job->drain_at};
+    for (int i = 0; i < 4; i++)
         if (cands[i] >= 0 && (next < 0 || cands[i] < next)) next = cands[i];
     return gshmemi_wire_poll_ms(next);
 }
@@ -438,7 +444,7 @@ static int run_start_root(struct run_job *job, const char *job_id, const uint8_t
 
 int main(int argc, char **argv)
 {
-    struct run_job job = {.timeout_at = -1, .kill_at = -1, .drain_at = -1, .sigfd = -1};
+    struct run_job job = {.timeout_at = -1, .term_at = -1, .kill_at = -1, .drain_at = -1, .sigfd = -1};
     struct gshmemi_tcp_root *root = NULL;
     char job_id[96];
     int owned_from = 0, rank_slot = 0, rc = run_parse_args(&job.opts, argc, argv);

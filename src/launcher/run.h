@@ -23,6 +23,11 @@
 #define RUN_INPUT_MAX 4096
 /* How long PE output may keep flowing from leftover descendants after every PE exited. */
 #define RUN_DRAIN_MS 1000
+/* After the first failure, how long the other PEs get to end on their own before SIGTERM:
+ * a gshmem_global_exit or a lost PE reaches them through the bootstrap root within
+ * milliseconds, and under --ppn the root lives in PE 0 (killing it at once could cut
+ * that message off). */
+#define RUN_SETTLE_MS 1000
 
 struct gshmemi_tcp_root;
 
@@ -76,7 +81,7 @@ struct run_job {
     sigset_t saved_mask;
     int exit_code;
     int failed; /* a PE failed or the timeout fired: the job is ending */
-    int64_t timeout_at, kill_at, drain_at;
+    int64_t timeout_at, term_at, kill_at, drain_at;
 };
 
 /* run_children.c */

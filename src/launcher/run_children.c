@@ -174,7 +174,7 @@ static void run_fail(struct run_job *job, int rank, pid_t pid, int status)
         job->exit_code = 128 + sig;
     }
     job->failed = 1;
-    run_terminate(job);
+    if (job->term_at < 0) job->term_at = gshmemi_wire_now_ms() + RUN_SETTLE_MS;
 }
 
 static int run_rank_of(const struct run_job *job, pid_t pid)
