@@ -2,7 +2,9 @@
 #ifndef GSHMEM_PERF_HOST_H
 #define GSHMEM_PERF_HOST_H
 
+#ifndef GPERF_NVSHMEM /* the device perftests' NVSHMEM build shares this header */
 #include <gshmem.h>
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 /* After gshmem_init: these programs touch the heap from the CPU, so a device heap
  * (GSHMEM_HEAP=auto with a GPU) is refused with a message instead of a crash.
  * Nonzero: finalized, exit with 2. */
+#ifndef GPERF_NVSHMEM
 static inline int perf_require_host_heap(const char *prog)
 {
     if (strcmp(gshmemx_heap_kind(), "device") != 0) return 0;
@@ -21,6 +24,7 @@ static inline int perf_require_host_heap(const char *prog)
     gshmem_finalize();
     return 1;
 }
+#endif
 
 static inline double perf_now_s(void)
 {
