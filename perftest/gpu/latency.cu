@@ -149,8 +149,9 @@ template <int S> __device__ __forceinline__ void ps_wait(uint64_t *sig, long rou
 }
 
 template <int S>
-__global__ void ps_pingpong(unsigned char *buf, const unsigned char *src, size_t size, uint64_t *sig, int me,
-                            int peer, long warmup, long iters, unsigned long long *stamps, struct perf_clock *clk)
+__global__ void __launch_bounds__(1024)
+    ps_pingpong(unsigned char *buf, const unsigned char *src, size_t size, uint64_t *sig, int me, int peer, long warmup,
+                long iters, unsigned long long *stamps, struct perf_clock *clk)
 {
     TIMED_DECL();
     unsigned long long g0 = 0, c0 = 0, prev = 0;

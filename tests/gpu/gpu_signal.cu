@@ -8,7 +8,12 @@
  *  2. Device sender, host receiver: host gshmem_signal_wait_until / signal_fetch on the
  *     device heap while the peer's kernel runs; host acks with gshmem_signal_add.
  *  3. Host sender, device receiver: host gshmem_putmem_signal(_nbi), typed put_signal
- *     and gshmem_signal_set; the receiving kernel checks every byte. */
+ *     and gshmem_signal_set; the receiving kernel checks every byte.
+ *  4. Around the one-word-per-thread limits of the device put_signal's short path:
+ *     thread, warp and block (blocks of 40, 96, 256 and 1024 threads), payloads of 0 B
+ *     to 16 words per thread and just past it, aligned and unaligned ends. The
+ *     receiver checks the payload and 64 bytes either side (poisoned), then poisons
+ *     the payload again before it acks. */
 #include "gpu_check.cuh"
 
 #include <vector>
@@ -315,6 +320,109 @@ static void test_host_to_device(void)
     if (me == 0) printf("host put_signal -> device signal_wait_until ok (%d rounds)\n", H_ROUNDS);
 }
 
+/* ---- 4. The short path's limits -------------------------------------------------------- */
+
+#define W_SIZES 12
+#define W_OFFSETS 5
+#define W_ROUNDS (3 * W_SIZES * W_OFFSETS)
+#define W_SPAN (16 * 1024 + 256) /* guard, largest offset and payload, guard */
+#define W_GUARD 64
+
+__device__ inline unsigned words_size(int k, unsigned g)
+{
+    const unsigned sizes[W_SIZES] = {0,         8,           16,     24,          8 * g - 8, 8 * g,
+                                     8 * g + 8, 16 * g - 16, 16 * g, 16 * g + 16, 33 * 8,    33 * 16};
+    return sizes[k];
+}
+
+/* Round r of this launch: scope r % 3, then size, then offsets (dest, source). */
+__global__ void __launch_bounds__(1024)
+    words_kernel(char *data, uint64_t *sig, uint64_t *ack, char *src, int r0, gpu_log *log)
+{
+    const unsigned doffs[W_OFFSETS] = {0, 8, 16, 8, 4}, soffs[W_OFFSETS] = {0, 8, 0, 24, 4};
+    int n = gshmem_n_pes(), my = gshmem_my_pe(), right = (my + 1) % n, left = (my + n - 1) % n;
+    for (int i = 0; i < W_ROUNDS; i++) {
+        int r = r0 + i, sc = i % 3, k = (i / 3) % W_SIZES, o = i / (3 * W_SIZES);
+        unsigned g = sc == 0 ? 1 : sc == 1 ? 32 : blockDim.x;
+        unsigned bytes = words_size(k, g), doff = doffs[o] + W_GUARD, soff = soffs[o];
+        if (bytes > 16 * 1024 + 16) bytes = 16 * 1024 + 16;
+        bool set = i % 2 == 0, nbi = (i / 2) % 2 == 1;
+        uint64_t value = set ? (uint64_t)r + 1 : 1;
+        int op = set ? GSHMEM_SIGNAL_SET : GSHMEM_SIGNAL_ADD;
+
+        if (threadIdx.x == 0) gshmem_signal_wait_until(ack, GSHMEM_CMP_GE, (uint64_t)r);
+        for (unsigned j = threadIdx.x; j < bytes; j += blockDim.x) src[soff + j] = (char)gpu_pat8(my, j, r);
+        __syncthreads();
+        char *d = data + doff, *s = src + soff;
+        if (sc == 0 && threadIdx.x == 0) {
+            if (nbi) {
+                gshmem_putmem_signal_nbi(d, s, bytes, sig, value, op, right);
+                gshmem_quiet();
+            } else {
+                gshmem_putmem_signal(d, s, bytes, sig, value, op, right);
+            }
+        } else if (sc == 1 && threadIdx.x < 32) {
+            if (nbi) {
+                gshmemx_putmem_signal_nbi_warp(d, s, bytes, sig, value, op, right);
+                gshmem_quiet();
+            } else {
+                gshmemx_putmem_signal_warp(d, s, bytes, sig, value, op, right);
+            }
+        } else if (sc == 2) {
+            if (nbi) {
+                gshmemx_putmem_signal_nbi_block(d, s, bytes, sig, value, op, right);
+                gshmem_quiet();
+            } else {
+                gshmemx_putmem_signal_block(d, s, bytes, sig, value, op, right);
+            }
+        }
+        __syncthreads();
+
+        if (threadIdx.x == 0) {
+            uint64_t v = gshmem_signal_wait_until(sig, GSHMEM_CMP_GE, (uint64_t)r + 1);
+            GPU_DCHECK(log, left, r, -1, (uint64_t)r + 1, v);
+        }
+        __syncthreads();
+        /* The payload, and the guards either side still poison. */
+        for (unsigned j = threadIdx.x; j < doff + bytes + W_GUARD; j += blockDim.x) {
+            uint8_t expect = j >= doff && j < doff + bytes ? gpu_pat8(left, j - doff, r) : (uint8_t)GPU_POISON;
+            GPU_DCHECK(log, left, r * 100 + (int)bytes % 100, (long long)j, expect, (uint8_t)data[j]);
+        }
+        __syncthreads();
+        for (unsigned j = threadIdx.x; j < bytes; j += blockDim.x) data[doff + j] = (char)GPU_POISON;
+        __syncthreads();
+        if (threadIdx.x == 0) gshmem_signal_add(ack, 1, left);
+    }
+}
+
+static void test_short_path(void)
+{
+    char *data = (char *)gshmem_malloc(W_SPAN);
+    uint64_t *sig = (uint64_t *)gshmem_calloc(2, sizeof(uint64_t)); /* sig, ack */
+    GPU_CHECK(data && sig, "short path: gshmem allocation failed");
+    char *src;
+    GPU_CHECK_CUDA(cudaMalloc(&src, W_SPAN));
+    gpu_log *log = gpu_log_new();
+    gpu_poison(data, W_SPAN);
+    GPU_CHECK_CUDA(cudaMemset(sig, 0, 2 * sizeof(uint64_t)));
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
+    gshmem_barrier_all();
+    const unsigned threads[] = {40, 96, 256, 1024};
+    int r0 = 0;
+    for (unsigned t : threads) {
+        words_kernel<<<1, t>>>(data, &sig[0], &sig[1], src, r0, log);
+        GPU_CHECK_CUDA(cudaGetLastError());
+        r0 += W_ROUNDS;
+    }
+    gpu_log_check(log, "device put_signal short path", __FILE__);
+    gshmem_barrier_all();
+    GPU_CHECK_CUDA(cudaFree(log));
+    GPU_CHECK_CUDA(cudaFree(src));
+    gshmem_free(sig);
+    gshmem_free(data);
+    if (me == 0) printf("device put_signal short path ok (%d rounds, blocks of 40..1024 threads)\n", r0);
+}
+
 int main(void)
 {
     gpu_test_init("gpu_signal");
@@ -325,6 +433,7 @@ int main(void)
     test_ring();
     test_device_to_host();
     test_host_to_device();
+    test_short_path();
     gpu_test_pass("gpu_signal");
     return 0;
 }

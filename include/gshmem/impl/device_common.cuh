@@ -43,9 +43,14 @@ __device__ __noinline__ inline void report_bad_pe(int pe)
 /* Base of pe's heap in this GPU's address space; 0 for a PROXY peer (reached through
  * the proxy thread, device_proxy.cuh) and for a PE out of range. Callers branch on it
  * once: the P2P path stays a load and an add, the proxy path is a call out of line. */
+static_assert((GSHMEMI_DEVICE_MAX_PES & (GSHMEMI_DEVICE_MAX_PES - 1)) == 0 && GSHMEMI_DEVICE_MAX_PES >= 32,
+              "peer_base and same_gpu clamp PE numbers with a mask");
 __device__ __forceinline__ uint64_t peer_base(int pe)
 {
-    return (unsigned)pe < (unsigned)gshmemi_dstate.n_pes ? gshmemi_dstate.peer_base[pe] : 0;
+    /* The load is clamped rather than guarded, so it issues at once and overlaps the
+     * caller's other loads instead of waiting for the range check's branch. */
+    uint64_t base = gshmemi_dstate.peer_base[(unsigned)pe & (GSHMEMI_DEVICE_MAX_PES - 1)];
+    return (unsigned)pe < (unsigned)gshmemi_dstate.n_pes ? base : 0;
 }
 __device__ __forceinline__ uint64_t heap_offset(const void *ptr)
 {
@@ -108,7 +113,8 @@ __device__ __forceinline__ unsigned long long load_acquire(const volatile unsign
  * (system scope costs a trip through the whole memory system). */
 __device__ __forceinline__ bool same_gpu(int pe)
 {
-    return (gshmemi_dstate.same_gpu[pe >> 5] >> (pe & 31)) & 1u;
+    /* Clamped like peer_base: callers may ask before they know pe is in range. */
+    return (gshmemi_dstate.same_gpu[((unsigned)pe >> 5) & (GSHMEMI_DEVICE_MAX_PES / 32 - 1)] >> (pe & 31)) & 1u;
 }
 
 __device__ __forceinline__ void store_release(unsigned long long *p, unsigned long long v, bool gpu_scope)
@@ -129,6 +135,21 @@ __device__ __forceinline__ void add_release(unsigned long long *p, unsigned long
 __device__ __forceinline__ void fence() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 
 /* quiet() is in device_proxy.cuh: it completes requests to PROXY peers too. */
+
+/* A load issued where it is written: the compiler may neither sink it past a later
+ * branch (it would then wait for that branch's loads) nor move it across other memory
+ * accesses. Generic addresses: a source may be in global, shared or local memory. */
+__device__ __forceinline__ void load_now(unsigned long long *v, const void *p)
+{
+    asm volatile("ld.u64 %0, [%1];" : "=l"(*v) : "l"(p) : "memory");
+}
+__device__ __forceinline__ void load_now(uint4 *v, const void *p)
+{
+    asm volatile("ld.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v->x), "=r"(v->y), "=r"(v->z), "=r"(v->w)
+                 : "l"(p)
+                 : "memory");
+}
 
 /* Copies words of type W: thread `rank` of `size` takes every size-th word, four
  * loads in flight before the stores (one thread alone is latency-bound otherwise). */

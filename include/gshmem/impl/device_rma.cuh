@@ -83,9 +83,58 @@ __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, i
  * barrier stays off the latency path. */
 #define GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES 16384
 
-template <int S, bool NBI = false>
-__device__ __forceinline__ void putmem_signal(void *dest, const void *source, size_t n, uint64_t *sig_addr,
-                                              uint64_t signal, int sig_op, int pe)
+/* put_signal where each thread of the group moves at most one aligned word W: the
+ * latency path. In a block, the warps with nothing to copy go straight to the closing
+ * barrier (they would otherwise take issue slots from the copying warps). Every load
+ * (the thread's source word, the peer's base, its scope) is issued before anything
+ * waits on one; the copying warps meet among themselves before thread 0 signals; the
+ * closing barrier is after the signal, off the path, so that nobody returns before its
+ * source word is read. Peer heaps are mapped at granularity-aligned bases, so the
+ * local dest's alignment is the remote one's. */
+template <int S, bool NBI, typename W>
+__device__ __forceinline__ void putmem_signal_words(void *dest, const void *source, size_t n, uint64_t *sig_addr,
+                                                    uint64_t signal, int sig_op, int pe)
+{
+    unsigned rank = scope_rank<S>(), size = scope_size<S>();
+    unsigned words = (unsigned)(n / sizeof(W));
+    unsigned part = words ? (words + 31) & ~31u : 32u; /* the copying warps' threads (warp 0 signals) */
+    const bool some_warps = S == SCOPE_BLOCK && part < size;
+    if (some_warps && rank >= part) {
+        __syncthreads();
+        return;
+    }
+    bool mine = rank < words;
+    uint64_t base = peer_base(pe); /* before load_now, whose clobber would make them reloads */
+    bool gpu_scope = same_gpu(pe);
+    W v = W(); /* defined on every path: otherwise a loop around the call carries (and spills) it */
+    if (mine) load_now(&v, (const W *)source + rank);
+    if (__builtin_expect(base == 0, 0)) {
+        if (!some_warps) return proxy_put_signal<S>(dest, source, n, sig_addr, signal, sig_op, NBI, pe);
+        /* Thread 0 posts for the block; a blocking request has read the source when
+         * it returns, and the barrier holds everyone until then. */
+        if (rank == 0) proxy_put_signal<SCOPE_THREAD>(dest, source, n, sig_addr, signal, sig_op, NBI, pe);
+        __syncthreads();
+        return;
+    }
+    if (mine) ((W *)(base + heap_offset(dest)))[rank] = v;
+    unsigned long long *sig = (unsigned long long *)(base + heap_offset(sig_addr));
+    if (S == SCOPE_BLOCK && !some_warps) { /* the whole block copies */
+        __syncthreads();
+        if (rank == 0) signal_update(sig, gpu_scope, signal, sig_op);
+        return;
+    }
+    if (S != SCOPE_THREAD && words > 1) {
+        if (S == SCOPE_WARP || part == 32) __syncwarp(); /* a block's part < size: warp 0 is whole */
+        else asm volatile("bar.sync 15, %0;" ::"r"(part) : "memory");
+    }
+    if (rank == 0) signal_update(sig, gpu_scope, signal, sig_op);
+    scope_sync<S>();
+}
+
+/* Every other put_signal. */
+template <int S, bool NBI>
+__device__ __forceinline__ void putmem_signal_copy(void *dest, const void *source, size_t n, uint64_t *sig_addr,
+                                                uint64_t signal, int sig_op, int pe)
 {
     /* The signal's address and scope first: their constant-bank loads then overlap the
      * copy instead of following it on the latency path. */
@@ -116,6 +165,18 @@ __device__ __forceinline__ void putmem_signal(void *dest, const void *source, si
      * which is cumulative: whoever acquires the signal sees every thread's data. No
      * barrier after it: every thread's part of the source is already copied. */
     if (scope_rank<S>() == 0) signal_update(sig, gpu_scope, signal, sig_op);
+}
+
+template <int S, bool NBI = false>
+__device__ __forceinline__ void putmem_signal(void *dest, const void *source, size_t n, uint64_t *sig_addr,
+                                              uint64_t signal, int sig_op, int pe)
+{
+    uintptr_t align = (uintptr_t)dest | (uintptr_t)source | (uintptr_t)n;
+    if ((align & 15) == 0 && n <= 16 * (size_t)scope_size<S>())
+        return putmem_signal_words<S, NBI, uint4>(dest, source, n, sig_addr, signal, sig_op, pe);
+    if ((align & 7) == 0 && n <= 8 * (size_t)scope_size<S>())
+        return putmem_signal_words<S, NBI, unsigned long long>(dest, source, n, sig_addr, signal, sig_op, pe);
+    putmem_signal_copy<S, NBI>(dest, source, n, sig_addr, signal, sig_op, pe);
 }
 
 } /* namespace gshmemi */
