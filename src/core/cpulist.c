@@ -60,3 +60,27 @@ void gshmemi_cpulist_format(const cpu_set_t *set, char *buf, size_t len)
     }
     if (used == 0) snprintf(buf, len, "none");
 }
+
+enum gshmemi_cpus_near gshmemi_cpus_near(const cpu_set_t *allowed, const cpu_set_t *gpu, const cpu_set_t *nic,
+                                         cpu_set_t *out)
+{
+    cpu_set_t near_gpu, near_nic;
+    CPU_ZERO(out);
+    CPU_ZERO(&near_gpu);
+    CPU_ZERO(&near_nic);
+    if (gpu) CPU_AND(&near_gpu, allowed, gpu);
+    if (nic) CPU_AND(&near_nic, allowed, nic);
+    if (CPU_COUNT(&near_gpu) > 0 && CPU_COUNT(&near_nic) > 0) {
+        CPU_AND(out, &near_gpu, &near_nic);
+        if (CPU_COUNT(out) > 0) return GSHMEMI_CPUS_NEAR_BOTH;
+    }
+    if (CPU_COUNT(&near_nic) > 0) {
+        CPU_OR(out, &near_nic, &near_nic);
+        return GSHMEMI_CPUS_NEAR_NIC;
+    }
+    if (CPU_COUNT(&near_gpu) > 0) {
+        CPU_OR(out, &near_gpu, &near_gpu);
+        return GSHMEMI_CPUS_NEAR_GPU;
+    }
+    return GSHMEMI_CPUS_NEAR_NONE;
+}

@@ -4,6 +4,7 @@
 #include "core/cpulist.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "transport/transport.h"
 
 #include <gshmem/status.h>
 #include <gshmem/types.h>
@@ -384,58 +385,77 @@ static void proxy_free(struct gshmemi_proxy *px)
 }
 #endif
 
-/* The CPUs this process may use that sit near its GPU (sysfs local_cpulist of the GPU's
- * PCI function, which is what hwloc reads too). 0 with a non-empty set; else -1 and
- * why, and the proxy thread keeps the process's binding. */
-static int proxy_cpus_near_gpu(int device, cpu_set_t *near, char *why, size_t len)
+/* A sysfs local_cpulist (what hwloc reads too): 0 with *set filled, else -1 and why. */
+static int proxy_read_cpulist(const char *path, cpu_set_t *set, char *why, size_t len)
 {
-#ifdef GSHMEM_HAVE_CUDA
-    char bus[64], path[160], text[4096];
-    unsigned dom, b, d, f;
-    if (cudaDeviceGetPCIBusId(bus, (int)sizeof(bus), device) != cudaSuccess ||
-        sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4) {
-        (void)cudaGetLastError();
-        snprintf(why, len, "the GPU's PCI address is unknown");
-        return -1;
-    }
-    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/local_cpulist", dom, b, d, f);
+    char text[4096];
     FILE *fp = fopen(path, "r");
     size_t n = fp ? fread(text, 1, sizeof(text) - 1, fp) : 0;
     if (fp) fclose(fp);
     text[n] = '\0';
-    cpu_set_t local, allowed;
-    if (n == 0 || gshmemi_cpulist_parse(text, &local) != 0) {
+    if (n == 0 || gshmemi_cpulist_parse(text, set) != 0) {
         snprintf(why, len, "%s is missing or unreadable", path);
         return -1;
     }
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
-        snprintf(why, len, "sched_getaffinity failed");
-        return -1;
-    }
-    CPU_AND(near, &local, &allowed);
-    if (CPU_COUNT(near) == 0) {
-        snprintf(why, len, "none of this process's CPUs is near the GPU (%s)", path);
-        return -1;
-    }
     return 0;
+}
+
+/* The CPUs near GPU device (its PCI function's local_cpulist): 0, else -1 and why. */
+static int proxy_gpu_cpus(int device, cpu_set_t *set, char *why, size_t len)
+{
+#ifdef GSHMEM_HAVE_CUDA
+    char bus[64], path[160];
+    unsigned dom, b, d, f;
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof(bus), device) != cudaSuccess ||
+        sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4) {
+        (void)cudaGetLastError();
+        snprintf(why, len, "GPU %d's PCI address is unknown", device);
+        return -1;
+    }
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/local_cpulist", dom, b, d, f);
+    return proxy_read_cpulist(path, set, why, len);
 #else
-    (void)device, (void)near;
+    (void)device, (void)set;
     snprintf(why, len, "no CUDA");
     return -1;
 #endif
 }
 
-/* Starts the thread bound to the process's CPUs near the GPU when there are some. */
+/* Starts the thread bound to the process's CPUs near its GPU and the ibv NIC, when
+ * there are some (gshmemi_cpus_near says which come first). */
 static int proxy_start(struct gshmemi_proxy *px)
 {
     pthread_attr_t attr;
-    cpu_set_t near;
-    char why[256], cpus[256];
+    cpu_set_t allowed, gpu, nic, near;
+    char gpu_why[256] = "host mode, no GPU", nic_why[320] = "no RDMA NIC in use", cpus[256], what[512];
     if (pthread_attr_init(&attr) != 0) return GSHMEMX_ERR_INTERNAL;
-    int near_ok = px->host_mode ? (snprintf(why, sizeof(why), "host mode, no GPU"), -1)
-                                : proxy_cpus_near_gpu(px->st->device, &near, why, sizeof(why));
-    int bound = near_ok == 0 &&
-                pthread_attr_setaffinity_np(&attr, sizeof(near), &near) == 0;
+    int device = px->st->device;
+    int have_gpu = !px->host_mode && proxy_gpu_cpus(device, &gpu, gpu_why, sizeof(gpu_why)) == 0;
+    const char *nic_name = gshmemi_transport_ibv_device();
+    int have_nic = 0;
+    if (nic_name) {
+        char path[160];
+        snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device/local_cpulist", nic_name);
+        have_nic = proxy_read_cpulist(path, &nic, nic_why, sizeof(nic_why)) == 0;
+    }
+    enum gshmemi_cpus_near where = GSHMEMI_CPUS_NEAR_NONE;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+        where = gshmemi_cpus_near(&allowed, have_gpu ? &gpu : NULL, have_nic ? &nic : NULL, &near);
+    switch (where) {
+    case GSHMEMI_CPUS_NEAR_BOTH: snprintf(what, sizeof(what), "near GPU %d and NIC %s", device, nic_name); break;
+    case GSHMEMI_CPUS_NEAR_NIC:
+        snprintf(what, sizeof(what), "near NIC %s; %s", nic_name,
+                 have_gpu ? "none of them is also near the GPU" : gpu_why);
+        break;
+    case GSHMEMI_CPUS_NEAR_GPU:
+        snprintf(what, sizeof(what), "near GPU %d; %s", device,
+                 have_nic ? "none of them is also near the NIC" : nic_why);
+        break;
+    default:
+        snprintf(what, sizeof(what), "none of its CPUs is known to be near the GPU (%s) or a NIC (%s)", gpu_why,
+                 nic_why);
+    }
+    int bound = where != GSHMEMI_CPUS_NEAR_NONE && pthread_attr_setaffinity_np(&attr, sizeof(near), &near) == 0;
     int rc = pthread_create(&px->thread, &attr, proxy_main, px) != 0 ? GSHMEMX_ERR_INTERNAL : 0;
     pthread_attr_destroy(&attr);
     if (rc != 0) {
@@ -444,10 +464,9 @@ static int proxy_start(struct gshmemi_proxy *px)
     }
     if (bound) {
         gshmemi_cpulist_format(&near, cpus, sizeof(cpus));
-        GSHMEMI_INFO(TRANSPORT, "proxy thread bound to CPUs %s (this process's CPUs near GPU %d)", cpus,
-                     px->st->device);
+        GSHMEMI_INFO(TRANSPORT, "proxy thread bound to CPUs %s (this process's CPUs %s)", cpus, what);
     } else {
-        GSHMEMI_INFO(TRANSPORT, "proxy thread keeps the process's CPU binding: %s", why);
+        GSHMEMI_INFO(TRANSPORT, "proxy thread keeps the process's CPU binding: %s", what);
     }
     return 0;
 }

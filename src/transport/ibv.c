@@ -444,6 +444,11 @@ int gshmemi_transport_ibv_in_use(void)
     return ibv_global != NULL;
 }
 
+const char *gshmemi_transport_ibv_device(void)
+{
+    return ibv_global ? ibv_global->port.dev : NULL;
+}
+
 const char *gshmemi_transport_ibv_loss(void)
 {
     return ibv_global && ibv_global->lost_msg[0] ? ibv_global->lost_msg : NULL;

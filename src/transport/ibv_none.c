@@ -29,6 +29,11 @@ int gshmemi_transport_ibv_in_use(void)
     return 0;
 }
 
+const char *gshmemi_transport_ibv_device(void)
+{
+    return NULL;
+}
+
 const char *gshmemi_transport_ibv_loss(void)
 {
     return NULL;

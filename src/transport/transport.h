@@ -131,6 +131,8 @@ const char *gshmemi_transport_ibv_loss(void);
 void gshmemi_transport_ibv_release(void);
 /* Whether an ibv net exists (set up for an earlier heap). */
 int gshmemi_transport_ibv_in_use(void);
+/* The RDMA device the ibv net uses ("mlx5_0"), or NULL when none is in use. */
+const char *gshmemi_transport_ibv_device(void);
 /* gshmem-info: the RDMA devices, their ports and addresses, and the GPUDirect RDMA
  * paths, one indented line each. */
 void gshmemi_transport_ibv_describe(FILE *out);

@@ -60,3 +60,40 @@ Test(cpulist, format_round_trip)
     gshmemi_cpulist_format(&many, small, sizeof(small));
     cr_expect_lt(strlen(small), sizeof(small), "truncated output stays terminated");
 }
+
+/* Where the proxy thread goes: allowed CPUs near both, else near the NIC, else near
+ * the GPU, else nowhere in particular (the caller keeps the process's binding). */
+static void expect_near(const char *allowed, const char *gpu, const char *nic, enum gshmemi_cpus_near want,
+                        const char *want_cpus)
+{
+    cpu_set_t a, g, n, out;
+    char got[256];
+    cr_assert_eq(gshmemi_cpulist_parse(allowed, &a), 0);
+    if (gpu) cr_assert_eq(gshmemi_cpulist_parse(gpu, &g), 0);
+    if (nic) cr_assert_eq(gshmemi_cpulist_parse(nic, &n), 0);
+    CPU_ZERO(&out);
+    CPU_SET(63, &out); /* poison: must be rewritten */
+    enum gshmemi_cpus_near r = gshmemi_cpus_near(&a, gpu ? &g : NULL, nic ? &n : NULL, &out);
+    gshmemi_cpulist_format(&out, got, sizeof(got));
+    cr_expect_eq(r, want, "allowed %s, GPU %s, NIC %s: rule %d, want %d", allowed, gpu ? gpu : "-", nic ? nic : "-",
+                 (int)r, (int)want);
+    cr_expect_str_eq(got, want_cpus, "allowed %s, GPU %s, NIC %s: CPUs %s, want %s", allowed, gpu ? gpu : "-",
+                     nic ? nic : "-", got, want_cpus);
+}
+
+Test(cpulist, proxy_cpus_near_gpu_and_nic)
+{
+    /* Both on socket 0 (CPUs 0-15), the process on 4-11. */
+    expect_near("4-11", "0-15", "0-7", GSHMEMI_CPUS_NEAR_BOTH, "4-7");
+    /* The NIC on the other socket than the GPU, the process allowed on both. */
+    expect_near("0-31", "0-15", "16-31", GSHMEMI_CPUS_NEAR_NIC, "16-31");
+    /* The process bound near the GPU (the launcher's default), the NIC far away. */
+    expect_near("0-15", "0-15", "16-31", GSHMEMI_CPUS_NEAR_GPU, "0-15");
+    /* No NIC in use, or its CPUs unknown. */
+    expect_near("2,4,6", "0-7", NULL, GSHMEMI_CPUS_NEAR_GPU, "2,4,6");
+    /* No GPU (host mode) with a NIC. */
+    expect_near("0-31", NULL, "8-9", GSHMEMI_CPUS_NEAR_NIC, "8-9");
+    /* Nothing known, or nothing allowed near either. */
+    expect_near("0-31", NULL, NULL, GSHMEMI_CPUS_NEAR_NONE, "none");
+    expect_near("0-3", "8-15", "16-23", GSHMEMI_CPUS_NEAR_NONE, "none");
+}
