@@ -427,7 +427,7 @@ static int proxy_start(struct gshmemi_proxy *px)
 {
     pthread_attr_t attr;
     cpu_set_t allowed, gpu, nic, near;
-    char gpu_why[256] = "host mode, no GPU", nic_why[320] = "no RDMA NIC in use", cpus[256], what[512];
+    char gpu_why[256] = "host mode, no GPU", nic_why[320] = "no RDMA NIC in use", cpus[256], what[800];
     if (pthread_attr_init(&attr) != 0) return GSHMEMX_ERR_INTERNAL;
     int device = px->st->device;
     int have_gpu = !px->host_mode && proxy_gpu_cpus(device, &gpu, gpu_why, sizeof(gpu_why)) == 0;
