@@ -376,7 +376,8 @@ static void tcp_abort(struct gshmemi_bootstrap *bs, int status)
     uint8_t buf[GSHMEMI_WIRE_ABORT_MAX];
     char err[GSHMEMI_WIRE_ERR_MAX];
     int expected = 0;
-    atomic_compare_exchange_strong(&t->failed, &expected, GSHMEMX_ERR_ABORTED);
+    if (atomic_compare_exchange_strong(&t->failed, &expected, GSHMEMX_ERR_ABORTED))
+        bs->abort_status = status; /* a thread that sees the job end exits with it too */
     size_t n = gshmemi_wire_abort_encode(&a, buf);
     if (tcp_send(t, GSHMEMI_WIRE_ABORT, 0, buf, n, TCP_FAREWELL_TIMEOUT_S, err, sizeof(err)) != 0)
         GSHMEMI_WARN(BOOT, "could not tell the others about the abort: %s", err);

@@ -260,7 +260,6 @@ static void uid_host_abort(struct gshmemi_bootstrap *bs, int status)
     uid_host.tcp_ops->abort(bs, status);
 }
 
-/* Waits for the root to see every PE leave (briefly after an abort), then frees it. */
 static void uid_host_stop(void);
 
 /* The job is over and this process is about to exit: the root it hosts may still be
@@ -269,26 +268,29 @@ static void uid_host_stop(void);
  * PE leaves, and the root gets up to UID_ABORT_LINGER_S for the others to leave too. */
 static void uid_host_linger(struct gshmemi_bootstrap *bs)
 {
-    if (uid_host.root == NULL) return;
+    if (__atomic_load_n(&uid_host.root, __ATOMIC_ACQUIRE) == NULL) return;
     uid_host.aborted = 1;
     gshmemi_bootstrap_tcp_hang_up(bs);
     uid_host_stop();
 }
 
+/* Waits for the root to see every PE leave (briefly after an abort), then frees it.
+ * Whoever takes the root first stops it; a second caller finds none. */
 static void uid_host_stop(void)
 {
+    struct gshmemi_tcp_root *root = __atomic_exchange_n(&uid_host.root, NULL, __ATOMIC_ACQ_REL);
+    if (root == NULL) return;
     double wait_s = uid_host.aborted ? UID_ABORT_LINGER_S : uid_host.timeout;
-    int rc = gshmemi_tcp_root_wait(uid_host.root, wait_s);
+    int rc = gshmemi_tcp_root_wait(root, wait_s);
     if (rc != 0 && !uid_host.aborted)
         GSHMEMI_WARN(BOOT, "the bootstrap root hosted here ended with: %s", gshmemx_strerror(rc));
-    gshmemi_tcp_root_destroy(uid_host.root);
-    uid_host.root = NULL;
+    gshmemi_tcp_root_destroy(root);
 }
 
 static int uid_host_finalize(struct gshmemi_bootstrap *bs)
 {
     int rc = uid_host.tcp_ops->finalize(bs);
-    if (uid_host.root != NULL) uid_host_stop();
+    uid_host_stop();
     return rc;
 }
 

@@ -38,11 +38,19 @@ static int fatal_peer_lost(struct gshmemi_state *st)
     return GSHMEMX_ERR_PEER_LOST;
 }
 
+/* Set by the first thread that ends the job (a fatal error or gshmem_global_exit): any
+ * other waits for the process to exit, so the bootstrap's abort and linger run once. */
+static atomic_int init_ending;
+
+static void init_claim_ending(void)
+{
+    if (atomic_exchange(&init_ending, 1))
+        for (;;) pause();
+}
+
 _Noreturn void gshmemi_fatal(struct gshmemi_state *st, int status)
 {
-    static atomic_int ending;
-    if (atomic_exchange(&ending, 1)) /* another thread is ending the job */
-        for (;;) pause();
+    init_claim_ending();
     GSHMEMI_TRACE(INIT, "ending the job after a fatal error: %s", gshmemx_strerror(status));
     if (status == GSHMEMX_ERR_PEER_LOST) status = fatal_peer_lost(st);
     fflush(NULL);
@@ -333,6 +341,7 @@ void gshmem_finalize(void)
 void gshmem_global_exit(int status)
 {
     struct gshmemi_state *st = &gshmemi_state;
+    init_claim_ending();
     fflush(NULL);
     if (st->boot.ops) st->boot.ops->abort(&st->boot, status);
     if (st->boot.ops && st->boot.ops->linger) st->boot.ops->linger(&st->boot);

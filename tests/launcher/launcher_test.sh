@@ -148,7 +148,8 @@ grace_kill)
     expect_rc 3
     expect_line "$ERR" '^gshmemrun: PE 1 \(pid [0-9]+\) exited with status 3$'
     expect_count "$ERR" '^gshmemrun: PE' 1
-    [ "$ELAPSED_MS" -ge 900 ] || fail "ended after ${ELAPSED_MS} ms, before the grace period"
+    # 1 s for the PEs to end on their own (RUN_SETTLE_MS), then SIGTERM and 1 s of grace.
+    [ "$ELAPSED_MS" -ge 1900 ] || fail "ended after ${ELAPSED_MS} ms, before the settle and grace periods"
     expect_faster 6000
     ;;
 timeout_after_failure)
@@ -157,7 +158,7 @@ timeout_after_failure)
     expect_rc 3
     expect_line "$ERR" '^gshmemrun: PE 1 \(pid [0-9]+\) exited with status 3$'
     expect_count "$ERR" 'timeout' 0
-    [ "$ELAPSED_MS" -ge 3500 ] || fail "ended after ${ELAPSED_MS} ms, before the grace period"
+    [ "$ELAPSED_MS" -ge 4500 ] || fail "ended after ${ELAPSED_MS} ms, before the settle and grace periods"
     expect_faster 9000
     ;;
 stopped_pe)
