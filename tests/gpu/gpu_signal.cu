@@ -10,7 +10,7 @@
  *  3. Host sender, device receiver: host gshmem_putmem_signal(_nbi), typed put_signal
  *     and gshmem_signal_set; the receiving kernel checks every byte.
  *  4. Around the one-word-per-thread limits of the device put_signal's short path:
- *     thread, warp and block (blocks of 40, 96, 256 and 1024 threads), payloads of 0 B
+ *     thread, warp and block (blocks of 40, 8x5, 96, 32x3, 256 and 1024 threads), payloads of 0 B
  *     to 16 words per thread and just past it, aligned and unaligned ends. The
  *     receiver checks the payload and 64 bytes either side (poisoned), then poisons
  *     the payload again before it acks. */
@@ -341,27 +341,29 @@ __global__ void __launch_bounds__(1024)
 {
     const unsigned doffs[W_OFFSETS] = {0, 8, 16, 8, 4}, soffs[W_OFFSETS] = {0, 8, 0, 24, 4};
     int n = gshmem_n_pes(), my = gshmem_my_pe(), right = (my + 1) % n, left = (my + n - 1) % n;
+    /* Blocks may be 2-D: the calls number threads x-fastest, as CUDA forms warps. */
+    const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
     for (int i = 0; i < W_ROUNDS; i++) {
         int r = r0 + i, sc = i % 3, k = (i / 3) % W_SIZES, o = i / (3 * W_SIZES);
-        unsigned g = sc == 0 ? 1 : sc == 1 ? 32 : blockDim.x;
+        unsigned g = sc == 0 ? 1 : sc == 1 ? 32 : nt;
         unsigned bytes = words_size(k, g), doff = doffs[o] + W_GUARD, soff = soffs[o];
         if (bytes > 16 * 1024 + 16) bytes = 16 * 1024 + 16;
         bool set = i % 2 == 0, nbi = (i / 2) % 2 == 1;
         uint64_t value = set ? (uint64_t)r + 1 : 1;
         int op = set ? GSHMEM_SIGNAL_SET : GSHMEM_SIGNAL_ADD;
 
-        if (threadIdx.x == 0) gshmem_signal_wait_until(ack, GSHMEM_CMP_GE, (uint64_t)r);
-        for (unsigned j = threadIdx.x; j < bytes; j += blockDim.x) src[soff + j] = (char)gpu_pat8(my, j, r);
+        if (tid == 0) gshmem_signal_wait_until(ack, GSHMEM_CMP_GE, (uint64_t)r);
+        for (unsigned j = tid; j < bytes; j += nt) src[soff + j] = (char)gpu_pat8(my, j, r);
         __syncthreads();
         char *d = data + doff, *s = src + soff;
-        if (sc == 0 && threadIdx.x == 0) {
+        if (sc == 0 && tid == 0) {
             if (nbi) {
                 gshmem_putmem_signal_nbi(d, s, bytes, sig, value, op, right);
                 gshmem_quiet();
             } else {
                 gshmem_putmem_signal(d, s, bytes, sig, value, op, right);
             }
-        } else if (sc == 1 && threadIdx.x < 32) {
+        } else if (sc == 1 && tid < 32) {
             if (nbi) {
                 gshmemx_putmem_signal_nbi_warp(d, s, bytes, sig, value, op, right);
                 gshmem_quiet();
@@ -378,20 +380,20 @@ __global__ void __launch_bounds__(1024)
         }
         __syncthreads();
 
-        if (threadIdx.x == 0) {
+        if (tid == 0) {
             uint64_t v = gshmem_signal_wait_until(sig, GSHMEM_CMP_GE, (uint64_t)r + 1);
             GPU_DCHECK(log, left, r, -1, (uint64_t)r + 1, v);
         }
         __syncthreads();
         /* The payload, and the guards either side still poison. */
-        for (unsigned j = threadIdx.x; j < doff + bytes + W_GUARD; j += blockDim.x) {
+        for (unsigned j = tid; j < doff + bytes + W_GUARD; j += nt) {
             uint8_t expect = j >= doff && j < doff + bytes ? gpu_pat8(left, j - doff, r) : (uint8_t)GPU_POISON;
             GPU_DCHECK(log, left, r * 100 + (int)bytes % 100, (long long)j, expect, (uint8_t)data[j]);
         }
         __syncthreads();
-        for (unsigned j = threadIdx.x; j < bytes; j += blockDim.x) data[doff + j] = (char)GPU_POISON;
+        for (unsigned j = tid; j < bytes; j += nt) data[doff + j] = (char)GPU_POISON;
         __syncthreads();
-        if (threadIdx.x == 0) gshmem_signal_add(ack, 1, left);
+        if (tid == 0) gshmem_signal_add(ack, 1, left);
     }
 }
 
@@ -407,10 +409,10 @@ static void test_short_path(void)
     GPU_CHECK_CUDA(cudaMemset(sig, 0, 2 * sizeof(uint64_t)));
     GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gshmem_barrier_all();
-    const unsigned threads[] = {40, 96, 256, 1024};
+    const dim3 blocks[] = {dim3(40), dim3(8, 5), dim3(96), dim3(32, 3), dim3(256), dim3(1024)};
     int r0 = 0;
-    for (unsigned t : threads) {
-        words_kernel<<<1, t>>>(data, &sig[0], &sig[1], src, r0, log);
+    for (dim3 b : blocks) {
+        words_kernel<<<1, b>>>(data, &sig[0], &sig[1], src, r0, log);
         GPU_CHECK_CUDA(cudaGetLastError());
         r0 += W_ROUNDS;
     }
@@ -420,7 +422,7 @@ static void test_short_path(void)
     GPU_CHECK_CUDA(cudaFree(src));
     gshmem_free(sig);
     gshmem_free(data);
-    if (me == 0) printf("device put_signal short path ok (%d rounds, blocks of 40..1024 threads)\n", r0);
+    if (me == 0) printf("device put_signal short path ok (%d rounds, blocks of 40..1024 threads, 1-D and 2-D)\n", r0);
 }
 
 int main(void)

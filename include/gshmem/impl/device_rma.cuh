@@ -85,7 +85,8 @@ __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, i
 
 /* put_signal where each thread of the group moves at most one aligned word W: the
  * latency path. In a block, the warps with nothing to copy go straight to the closing
- * barrier (they would otherwise take issue slots from the copying warps). Every load
+ * barrier once they know the peer is mapped (they would otherwise take issue slots
+ * from the copying warps). Every load
  * (the thread's source word, the peer's base, its scope) is issued before anything
  * waits on one; the copying warps meet among themselves before thread 0 signals; the
  * closing barrier is after the signal, off the path, so that nobody returns before its
@@ -99,20 +100,15 @@ __device__ __forceinline__ void putmem_signal_words(void *dest, const void *sour
     unsigned words = (unsigned)(n / sizeof(W));
     unsigned part = words ? (words + 31) & ~31u : 32u; /* the copying warps' threads (warp 0 signals) */
     const bool some_warps = S == SCOPE_BLOCK && part < size;
-    if (some_warps && rank >= part) {
-        __syncthreads();
-        return;
-    }
     bool mine = rank < words;
     uint64_t base = peer_base(pe); /* before load_now, whose clobber would make them reloads */
     bool gpu_scope = same_gpu(pe);
     W v = W(); /* defined on every path: otherwise a loop around the call carries (and spills) it */
     if (mine) load_now(&v, (const W *)source + rank);
-    if (__builtin_expect(base == 0, 0)) {
-        if (!some_warps) return proxy_put_signal<S>(dest, source, n, sig_addr, signal, sig_op, NBI, pe);
-        /* Thread 0 posts for the block; a blocking request has read the source when
-         * it returns, and the barrier holds everyone until then. */
-        if (rank == 0) proxy_put_signal<SCOPE_THREAD>(dest, source, n, sig_addr, signal, sig_op, NBI, pe);
+    /* A PROXY peer: the whole group, as in every other call (it meets first: the source
+     * may have been written by any of its threads). */
+    if (__builtin_expect(base == 0, 0)) return proxy_put_signal<S>(dest, source, n, sig_addr, signal, sig_op, NBI, pe);
+    if (some_warps && rank >= part) {
         __syncthreads();
         return;
     }
