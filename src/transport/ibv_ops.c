@@ -37,12 +37,18 @@ static int ibv_is_device(struct ibv_net *net, const void *p)
     return net->device >= 0 && gshmemi_ibv_cuda_is_device(net->device, p);
 }
 
-static void ibv_wr_rdma(struct ibv_send_wr *wr, struct ibv_sge *sge, int opcode, uint64_t raddr, uint32_t rkey)
+/* A one-element work request; the callers fill its remote side. */
+static void ibv_wr_init(struct ibv_send_wr *wr, struct ibv_sge *sge, int opcode)
 {
     memset(wr, 0, sizeof(*wr));
     wr->opcode = opcode;
     wr->sg_list = sge;
     wr->num_sge = 1;
+}
+
+static void ibv_wr_rdma(struct ibv_send_wr *wr, struct ibv_sge *sge, int opcode, uint64_t raddr, uint32_t rkey)
+{
+    ibv_wr_init(wr, sge, opcode);
     wr->wr.rdma.remote_addr = raddr;
     wr->wr.rdma.rkey = rkey;
 }
@@ -210,10 +216,7 @@ static int ibv_iget(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t d
 static void ibv_wr_atomic(struct ibv_send_wr *wr, struct ibv_sge *sge, int opcode, uint64_t raddr, uint32_t rkey,
                           uint64_t compare_add, uint64_t swap)
 {
-    memset(wr, 0, sizeof(*wr));
-    wr->opcode = opcode;
-    wr->sg_list = sge;
-    wr->num_sge = 1;
+    ibv_wr_init(wr, sge, opcode);
     wr->wr.atomic.remote_addr = raddr;
     wr->wr.atomic.rkey = rkey;
     wr->wr.atomic.compare_add = compare_add;
