@@ -153,10 +153,11 @@ static int mock_context_configure(struct mock_context *c, int dev)
     c->port.lid = c->port.is_ib ? (uint16_t)(1 + dev) : 0;
     c->fail_after = mock_env_long("GSHMEM_MOCK_IB_FAIL_AFTER", 0, 0, LONG_MAX);
     c->quiet = (int)mock_env_long("GSHMEM_MOCK_IB_QUIET", 0, 0, 1);
+    c->relaxed_ms = mock_env_long("GSHMEM_MOCK_IB_RELAXED", 0, 0, 60000);
     c->max_qps = getenv("GSHMEM_MOCK_IB_MAX_QPS") ? mock_env_long("GSHMEM_MOCK_IB_MAX_QPS", 0, 0, LONG_MAX) : -2;
     if (c->max_qps == -2)
         c->max_qps = LONG_MAX;
-    return c->fail_after < 0 || c->quiet < 0 || c->max_qps < 0 ? -1 : 0;
+    return c->fail_after < 0 || c->quiet < 0 || c->max_qps < 0 || c->relaxed_ms < 0 ? -1 : 0;
 }
 
 MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
@@ -207,8 +208,10 @@ err_free:
 MOCK_EXPORT int ibv_close_device(struct ibv_context *context)
 {
     struct mock_context *c = mock_ctx(context);
+    mock_late_stop(c);
     for (struct mock_qp *q = c->qps, *next; q; q = next) {
         next = q->next;
+        mock_late_drain(c, q);
         mock_registry_remove(c, "qp", q->qp.qp_num);
         free(q);
     }

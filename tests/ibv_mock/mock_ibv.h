@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define MOCK_EXPORT __attribute__((visibility("default")))
 
@@ -72,6 +73,7 @@ struct mock_device {
 
 struct mock_mr;
 struct mock_qp;
+struct mock_late;
 
 struct mock_context {
     struct ibv_context ctx; /* first */
@@ -85,6 +87,9 @@ struct mock_context {
     long max_qps;            /* GSHMEM_MOCK_IB_MAX_QPS: QPs this context may create, -1: no limit */
     long qps_made;
     int quiet;               /* GSHMEM_MOCK_IB_QUIET: no error reasons on stderr */
+    long relaxed_ms;         /* GSHMEM_MOCK_IB_RELAXED: late landing of relaxed-ordered writes, 0: off */
+    pthread_t late_thread;   /* lands late writes when due (mock_relaxed.c) */
+    int late_thread_started, late_stop;
     struct ibv_async_event events[MOCK_EVENTS_MAX];
     int event_head, event_count;
     struct mock_mr *mrs;
@@ -125,6 +130,7 @@ struct mock_qp {
     int sq_sig_all;
     struct ibv_qp_attr attr; /* what modify_qp set */
     uint64_t posted, retired; /* send-queue occupancy: posted - retired */
+    struct mock_late *late;   /* relaxed-ordered writes not landed yet (mock_relaxed.c) */
     struct mock_qp *next;
 };
 
@@ -177,6 +183,14 @@ int mock_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 /* mock_mr.c */
 struct mock_mr *mock_mr_find(struct mock_context *c, uint32_t lkey);
 int mock_range_mapped(const void *addr, size_t len);
+
+/* mock_relaxed.c */
+int mock_late_before(struct mock_context *c, struct mock_qp *q, enum ibv_wr_opcode op, uint32_t rkey,
+                     unsigned access);
+enum mock_reason mock_late_defer(struct mock_context *c, struct mock_qp *q, const struct iovec *iov, int n,
+                                 size_t total, pid_t pid, uint32_t rkey, uint64_t host);
+void mock_late_drain(struct mock_context *c, struct mock_qp *q);
+void mock_late_stop(struct mock_context *c);
 
 /* mock_event.c */
 void mock_event_push(struct mock_context *c, enum ibv_event_type type, struct ibv_qp *qp);

@@ -173,7 +173,7 @@ static enum mock_reason mock_peer_check(struct mock_context *c, const struct moc
 /* The responder's checks; *host gets the remote address in the peer's memory. */
 static enum mock_reason mock_remote_check(struct mock_context *c, const struct mock_qp *q,
                                           const struct ibv_send_wr *wr, const struct mock_qp_rec *r, size_t total,
-                                          uint64_t *host)
+                                          uint64_t *host, unsigned *access)
 {
     const int atomic = mock_is_atomic(wr->opcode);
     const uint64_t raddr = atomic ? wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr;
@@ -199,6 +199,7 @@ static enum mock_reason mock_remote_check(struct mock_context *c, const struct m
     if (!(m.access & need))
         return MOCK_RKEY_ACCESS;
     *host = m.addr + (raddr - m.iova);
+    *access = m.access;
     return MOCK_OK;
 }
 
@@ -253,22 +254,26 @@ static enum mock_reason mock_atomic(struct mock_context *c, const struct ibv_sen
     return done == 8 ? MOCK_OK : mock_move_error(done, errno, l);
 }
 
-static enum mock_reason mock_wr_run(struct mock_context *c, const struct mock_qp *q, const struct ibv_send_wr *wr,
+static enum mock_reason mock_wr_run(struct mock_context *c, struct mock_qp *q, const struct ibv_send_wr *wr,
                                     uint32_t *byte_len)
 {
     struct mock_local l;
     struct mock_qp_rec r;
     uint64_t host = 0;
+    unsigned access = 0;
     enum mock_reason why = mock_local_resolve(c, q, wr, &l);
     if (!why)
         why = mock_peer_check(c, q, &r);
     if (!why)
-        why = mock_remote_check(c, q, wr, &r, l.total, &host);
+        why = mock_remote_check(c, q, wr, &r, l.total, &host, &access);
     if (why)
         return why;
     *byte_len = (uint32_t)l.total;
     if (!l.total)
         return MOCK_OK;
+    const uint32_t rkey = mock_is_atomic(wr->opcode) ? wr->wr.atomic.rkey : wr->wr.rdma.rkey;
+    if (mock_late_before(c, q, wr->opcode, rkey, access)) /* GSHMEM_MOCK_IB_RELAXED */
+        return mock_late_defer(c, q, l.iov, l.n, l.total, r.pid, rkey, host);
     return mock_is_atomic(wr->opcode) ? mock_atomic(c, wr, &l, r.pid, host) : mock_rdma(wr, &l, r.pid, host);
 }
 

@@ -176,6 +176,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
     struct mock_context *c = mock_ctx(ibqp->context);
     struct mock_qp *q = (struct mock_qp *)ibqp;
     pthread_mutex_lock(&c->lock);
+    mock_late_drain(c, q);
     for (struct mock_qp **pp = &c->qps; *pp; pp = &(*pp)->next)
         if (*pp == q) {
             *pp = q->next;
@@ -297,6 +298,7 @@ MOCK_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
         rc = mock_attr_check(c, attr, attr_mask);
     if (!rc) {
         if (next == IBV_QPS_RESET) {
+            mock_late_drain(c, q);
             memset(&q->attr, 0, sizeof(q->attr));
             q->posted = q->retired = 0;
             mock_cq_forget_qp((struct mock_cq *)ibqp->send_cq, q);

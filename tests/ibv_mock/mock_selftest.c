@@ -346,6 +346,7 @@ static const struct {
     {"two_processes", case_two_processes},
     {"fault_injection", case_fault_injection},
     {"cq_overrun", case_cq_overrun},
+    {"relaxed", case_relaxed},
 };
 
 static int run_case(int i)

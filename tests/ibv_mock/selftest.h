@@ -108,5 +108,6 @@ void case_threads(void);
 void case_two_processes(void);
 void case_fault_injection(void);
 void case_cq_overrun(void);
+void case_relaxed(void);
 
 #endif

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint8_t want[4096];
 
@@ -444,4 +445,91 @@ void case_threads(void)
     for (int i = 0; i < 2; i++)
         CHECK_EQ(pthread_join(th[i], NULL), 0);
     CHECK_EQ(ibv_close_device(ctx), 0);
+}
+
+/* GSHMEM_MOCK_IB_RELAXED: a relaxed-ordered write lands late unless a read, an atomic
+ * or a strongly ordered write through the same QP into the same MR pushes it; a later
+ * relaxed write overtakes it; destroying the QP lands what is left. */
+static void relaxed_write(struct st_ep *a, uint64_t id, size_t src, uint64_t raddr, uint32_t rkey, size_t len)
+{
+    struct ibv_sge sge = {(uintptr_t)a->buf + src, (uint32_t)len, a->mr->lkey};
+    CHECK_EQ(st_post(a->qp, IBV_WR_RDMA_WRITE, id, &sge, 1, raddr, rkey, IBV_SEND_SIGNALED), 0);
+    st_expect(a->cq, id, IBV_WC_SUCCESS); /* completes at once: the responder took it */
+}
+
+static void landed(uint8_t *want, const struct st_ep *a, size_t src, size_t dst, size_t len)
+{
+    memcpy(want + dst, a->buf + src, len);
+}
+
+void case_relaxed(void)
+{
+    static uint8_t want_b[4096];
+    struct st_ep a, b;
+    struct st_addr ba;
+    setenv("GSHMEM_MOCK_IB_RELAXED", "2000", 1); /* read when the contexts open */
+    st_ep_create(&a, NULL, 4096, 64, 64);
+    st_ep_create(&b, NULL, 4096, 64, 64);
+    st_pair(&a, &b);
+    st_addr_of(&b, &ba);
+    /* the first half of b's buffer again, with relaxed ordering */
+    struct ibv_mr *ro = ibv_reg_mr_iova2(b.pd, b.buf, 2048, (uintptr_t)b.buf, ST_ALL_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
+    CHECK(ro);
+    const uint64_t base = (uintptr_t)b.buf;
+    st_fill(a.buf, a.len, 7);
+    memset(b.buf, ST_POISON, b.len);
+    memset(want_b, ST_POISON, sizeof(want_b));
+
+    relaxed_write(&a, 1, 0, base + 0, ro->rkey, 16); /* the oldest: held 2 s */
+    st_check_same(b.buf, want_b, b.len);
+    relaxed_write(&a, 2, 100, base + 64, ro->rkey, 24); /* held 200 ms */
+    for (int i = 0; i < 1000 && b.buf[64] == ST_POISON; i++)
+        usleep(1000);
+    landed(want_b, &a, 100, 64, 24); /* the second overtook the first */
+    st_check_same(b.buf, want_b, b.len);
+
+    /* A READ through the same QP into the same MR pushes the first ahead of itself. */
+    struct ibv_sge rs = {(uintptr_t)a.buf + 3000, 8, a.mr->lkey};
+    CHECK_EQ(st_post(a.qp, IBV_WR_RDMA_READ, 3, &rs, 1, base + 512, ro->rkey, IBV_SEND_SIGNALED), 0);
+    st_expect(a.cq, 3, IBV_WC_SUCCESS);
+    landed(want_b, &a, 0, 0, 16);
+    st_check_same(b.buf, want_b, b.len);
+
+    /* So does an atomic, which also sees the bytes it lands on. */
+    relaxed_write(&a, 4, 200, base + 1024, ro->rkey, 8);
+    struct ibv_sge as = {(uintptr_t)a.buf + 3008, 8, a.mr->lkey};
+    uint64_t before;
+    memcpy(&before, a.buf + 200, 8);
+    CHECK_EQ(st_post_atomic(a.qp, IBV_WR_ATOMIC_FETCH_AND_ADD, 5, &as, base + 1024, ro->rkey, 1, 0), 0);
+    st_expect(a.cq, 5, IBV_WC_SUCCESS);
+    uint64_t fetched, after = before + 1;
+    memcpy(&fetched, a.buf + 3008, 8);
+    CHECK_EQ(fetched, before);
+    memcpy(want_b + 1024, &after, 8);
+    st_check_same(b.buf, want_b, b.len);
+
+    /* A strongly ordered write into another MR does not push it (one MR, one path), a
+     * strongly ordered write into the same MR does. */
+    relaxed_write(&a, 6, 300, base + 256, ro->rkey, 32);
+    relaxed_write(&a, 7, 400, ba.addr + 3000, ba.rkey, 16); /* b's own MR: no relaxed ordering */
+    landed(want_b, &a, 400, 3000, 16);
+    st_check_same(b.buf, want_b, b.len);
+    usleep(2100 * 1000); /* its time is up */
+    landed(want_b, &a, 300, 256, 32);
+    st_check_same(b.buf, want_b, b.len);
+
+    /* Destroying the QP lands what is left. */
+    relaxed_write(&a, 8, 500, base + 1500, ro->rkey, 40);
+    st_check_same(b.buf, want_b, b.len);
+    CHECK_EQ(ibv_destroy_qp(a.qp), 0);
+    landed(want_b, &a, 500, 1500, 40);
+    st_check_same(b.buf, want_b, b.len);
+    a.qp = NULL;
+    CHECK_EQ(ibv_dereg_mr(ro), 0);
+    CHECK_EQ(ibv_dereg_mr(a.mr), 0);
+    CHECK_EQ(ibv_destroy_cq(a.cq), 0);
+    CHECK_EQ(ibv_dealloc_pd(a.pd), 0);
+    CHECK_EQ(ibv_close_device(a.ctx), 0);
+    free(a.buf);
+    st_ep_destroy(&b);
 }

@@ -42,10 +42,12 @@ static void edges_signed(int me, int n)
 {
     int *v = gshmem_malloc(sizeof(int));
     long long *w = gshmem_malloc(sizeof(long long));
-    *v = 0;
+    *v = 100; /* neither wait below is met before its put lands */
     *w = 0;
     gshmem_barrier_all();
-    /* -5 < 3 only with a signed comparison. */
+    /* -5 < 3 only with a signed comparison. Each value is waited for by itself: two puts
+     * to different words are not ordered without a fence (relaxed-ordered RDMA
+     * reorders them). */
     gshmem_int_p(v, -5, (me + 1) % n);
     gshmem_longlong_p(w, -7000000000LL, (me + 1) % n);
     gshmem_int_wait_until(v, GSHMEM_CMP_LT, 3);
