@@ -363,16 +363,16 @@ static int ibv_heap_exchange(struct ibv_net *net, struct gshmemi_bootstrap *bs, 
     for (int i = 0; i < reg->nchunks; i++) mine.rkey[i] = reg->mr[i]->rkey;
     unsigned char *all = calloc((size_t)net->n_pes + 1, GSHMEMI_IBV_HEAPKEYS_SIZE + 1);
     reg->peer = calloc((size_t)net->n_pes, sizeof(*reg->peer));
-    reg->peer_relaxed = calloc((size_t)net->n_pes, sizeof(int));
-    if (!all || !reg->peer || !reg->peer_relaxed) {
+    reg->peer_flush = calloc((size_t)net->n_pes, sizeof(int));
+    if (!all || !reg->peer || !reg->peer_flush) {
         free(all);
         return GSHMEMX_ERR_NOMEM;
     }
-    /* one more byte: whether this registration uses relaxed ordering */
+    /* one more byte: whether writes into this registration need a flush read */
     const size_t len = GSHMEMI_IBV_HEAPKEYS_SIZE + 1;
     unsigned char *in = all + (size_t)net->n_pes * len;
     gshmemi_ibv_heapkeys_encode(&mine, in);
-    in[GSHMEMI_IBV_HEAPKEYS_SIZE] = (unsigned char)(net->relaxed && reg->heap->kind != GSHMEMI_HEAP_KIND_DEVICE);
+    in[GSHMEMI_IBV_HEAPKEYS_SIZE] = (unsigned char)reg->flush;
     int rc = bs->ops->allgather(bs, in, all, len);
     for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) {
         if (!net->peers[pe].qp) continue;
@@ -384,7 +384,7 @@ static int ibv_heap_exchange(struct ibv_net *net, struct gshmemi_bootstrap *bs, 
                                    net->my_pe, heap_index, pe, why);
             rc = GSHMEMX_ERR_PROTOCOL;
         }
-        reg->peer_relaxed[pe] = b[GSHMEMI_IBV_HEAPKEYS_SIZE] != 0;
+        reg->peer_flush[pe] = b[GSHMEMI_IBV_HEAPKEYS_SIZE] != 0;
     }
     free(all);
     return rc;

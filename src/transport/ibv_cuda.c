@@ -63,6 +63,56 @@ int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen)
     return fd;
 }
 
+int gshmemi_ibv_cuda_gdr_order(int device, char *what, size_t whatlen)
+{
+    int order = 0, options = 0;
+    ibv_cuda_bind(device);
+    if (cudaDeviceGetAttribute(&order, cudaDevAttrGPUDirectRDMAWritesOrdering, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&options, cudaDevAttrGPUDirectRDMAFlushWritesOptions, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(what, whatlen, "GPU %d does not say how it orders GPUDirect RDMA writes", device);
+        return -1;
+    }
+    if (order >= (int)cudaGPUDirectRDMAWritesOrderingOwner) {
+        snprintf(what, whatlen, "GPU %d orders GPUDirect RDMA writes for its own kernels (%s)", device,
+                 order >= (int)cudaGPUDirectRDMAWritesOrderingAllDevices ? "all devices" : "owner");
+        return 0;
+    }
+    if (options & cudaFlushGPUDirectRDMAWritesOptionHost) {
+        snprintf(what, whatlen, "GPU %d does not order GPUDirect RDMA writes; cudaDeviceFlushGPUDirectRDMAWrites "
+                 "makes them visible", device);
+        return 1;
+    }
+    snprintf(what, whatlen, "GPU %d neither orders GPUDirect RDMA writes nor offers a flush", device);
+    return -1;
+}
+
+void gshmemi_ibv_cuda_gdr_describe(FILE *out)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    for (int d = 0; d < n; d++) {
+        char what[200];
+        int o = gshmemi_ibv_cuda_gdr_order(d, what, sizeof(what));
+        fprintf(out, "  %s%s\n", what, o == 0 ? "" : o == 1 ? " (gshmem flushes)" : " (gets into its heap may be seen late)");
+    }
+}
+
+int gshmemi_ibv_cuda_gdr_flush(int device)
+{
+    ibv_cuda_bind(device);
+    cudaError_t err =
+        cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                           cudaFlushGPUDirectRDMAWritesToOwner);
+    if (err == cudaSuccess) return 0;
+    GSHMEMI_ERROR(TRANSPORT, "ibv: cudaDeviceFlushGPUDirectRDMAWrites on GPU %d failed: %s", device,
+                  cudaGetErrorString(err));
+    return GSHMEMX_ERR_CUDA;
+}
+
 void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen)
 {
     char bus[32], link[96], real[PATH_MAX];
@@ -94,6 +144,23 @@ int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen)
     (void)addr, (void)len;
     snprintf(why, whylen, "this build has no CUDA");
     return -1;
+}
+
+int gshmemi_ibv_cuda_gdr_order(int device, char *what, size_t whatlen)
+{
+    snprintf(what, whatlen, "GPU %d: this build has no CUDA", device);
+    return -1;
+}
+
+void gshmemi_ibv_cuda_gdr_describe(FILE *out)
+{
+    (void)out;
+}
+
+int gshmemi_ibv_cuda_gdr_flush(int device)
+{
+    (void)device;
+    return 0;
 }
 
 void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen)

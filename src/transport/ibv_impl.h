@@ -54,7 +54,7 @@ struct ibv_peer {
     uint64_t retired;  /* highest request known complete */
     uint64_t last_signaled;
     unsigned unsignaled;
-    int flush_due; /* writes since its last flush read (relaxed ordering targets) */
+    unsigned flush_heaps; /* bit h: writes into its heap h (relaxed-ordered there) since their flush read */
     int fence_due; /* gshmem_fence: the next request waits for earlier ones */
 };
 
@@ -83,8 +83,10 @@ struct ibv_heapreg {
     int nchunks;
     uint64_t chunk;
     int dmabuf;                        /* registered through DMA-BUF (else ibv_reg_mr) */
+    int relaxed;                       /* registered with IBV_ACCESS_RELAXED_ORDERING */
+    int flush;                         /* writers read it before a signal (relaxed, or a GPU's own order) */
     struct gshmemi_ibv_heapkeys *peer; /* [n_pes] */
-    int *peer_relaxed;                 /* [n_pes] its registration uses relaxed ordering */
+    int *peer_flush;                   /* [n_pes] writes into its registration need a flush read */
 };
 
 struct ibv_net {
@@ -93,6 +95,7 @@ struct ibv_net {
     int my_pe, n_pes;
     double timeout;
     int relaxed;       /* our registrations use PCIe relaxed ordering */
+    int gdr_flush;     /* our GPU sees what the NIC writes only after cudaDeviceFlushGPUDirectRDMAWrites */
     int may_fall_back; /* GSHMEM_REMOTE_TRANSPORT=auto: a heap ibv cannot register goes over tcp */
     struct ibv_port_choice port;
     struct ibv_context *ctx;
@@ -198,5 +201,13 @@ int gshmemi_ibv_cuda_copy(int device, void *dst, const void *src, size_t len);
 int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen);
 /* sysfs path of GPU device's PCI function, or "" when unknown. */
 void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen);
+/* How GPU device orders what a NIC writes into its memory, for its own kernels: 0 in
+ * order (nothing to do), 1 not in order but cudaDeviceFlushGPUDirectRDMAWrites makes it
+ * visible, -1 neither (or unknown); what says which, in words. */
+int gshmemi_ibv_cuda_gdr_order(int device, char *what, size_t whatlen);
+/* One line per visible GPU: how it orders what a NIC writes into it (gshmem-info). */
+void gshmemi_ibv_cuda_gdr_describe(FILE *out);
+/* cudaDeviceFlushGPUDirectRDMAWrites for device, to its own kernels. */
+int gshmemi_ibv_cuda_gdr_flush(int device);
 
 #endif

@@ -94,6 +94,7 @@ void gshmemi_transport_ibv_describe(FILE *out)
             info_exists("/sys/module/nvidia_peermem") || info_exists("/sys/kernel/mm/memory_peers/nv_mem")
                 ? "loaded"
                 : "not loaded");
+    gshmemi_ibv_cuda_gdr_describe(out);
 }
 
 static void check_gpudirect(FILE *out, const struct gshmemi_ibv_api *api, int device_heap)

@@ -17,27 +17,32 @@
 #define IBV_ACCESS                                                                                                     \
     (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-/* Host memory, with relaxed ordering when asked and the library can express it. */
-static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len)
+/* ibv_reg_mr at addr, with relaxed ordering when asked and the library can express it
+ * (ibv_reg_mr_iova2, rdma-core 28+; the flag is in the optional range, which a device
+ * without the feature ignores). *relaxed says whether it was asked for. */
+static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len, int *relaxed)
 {
     const struct gshmemi_ibv_api *api = net->api;
-    if (net->relaxed && api->ibv_reg_mr_iova2)
+    *relaxed = net->relaxed && api->ibv_reg_mr_iova2;
+    if (*relaxed)
         return api->ibv_reg_mr_iova2(net->pd, addr, len, (uintptr_t)addr, IBV_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
     return (api->ibv_reg_mr)(net->pd, addr, len, IBV_ACCESS);
 }
 
-/* Device memory: DMA-BUF first (kernel 5.12+, no extra module), then nvidia-peermem. */
-static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int *dmabuf, char *why, size_t whylen)
+/* Device memory: DMA-BUF first (kernel 5.12+, no extra module), then nvidia-peermem.
+ * Relaxed ordering as on host memory: whoever writes here flushes with a read of this
+ * heap before a signal or the end of a quiet (ibv_post.c). */
+static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int *dmabuf, int *relaxed, char *why,
+                                size_t whylen)
 {
     const struct gshmemi_ibv_api *api = net->api;
-    /* no relaxed ordering on GPU memory: the flush read that makes it safe would have to
-     * target the GPU's own PCIe path (the heap just written), not the host sync heap */
-    int access = IBV_ACCESS;
     char cwhy[160] = "";
     int fd = gshmemi_ibv_cuda_dmabuf(addr, len, cwhy, sizeof(cwhy));
     struct ibv_mr *mr = NULL;
     if (fd >= 0 && api->ibv_reg_dmabuf_mr) {
-        mr = api->ibv_reg_dmabuf_mr(net->pd, 0, len, (uintptr_t)addr, fd, access);
+        *relaxed = net->relaxed;
+        mr = api->ibv_reg_dmabuf_mr(net->pd, 0, len, (uintptr_t)addr, fd,
+                                    IBV_ACCESS | (*relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0));
         if (!mr) snprintf(cwhy, sizeof(cwhy), "ibv_reg_dmabuf_mr: %s", strerror(errno));
     } else if (fd >= 0) {
         snprintf(cwhy, sizeof(cwhy), "this libibverbs has no ibv_reg_dmabuf_mr");
@@ -45,7 +50,7 @@ static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int
     if (fd >= 0) close(fd);
     *dmabuf = mr != NULL;
     if (mr) return mr;
-    mr = (api->ibv_reg_mr)(net->pd, addr, len, IBV_ACCESS);
+    mr = mr_host(net, addr, len, relaxed);
     if (!mr) snprintf(why, whylen, "DMA-BUF: %s; nvidia-peermem (ibv_reg_mr on GPU memory): %s", cwhy, strerror(errno));
     return mr;
 }
@@ -67,8 +72,8 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
     for (uint64_t at = 0; at < heap->size; at += reg->chunk) {
         size_t len = heap->size - at < reg->chunk ? heap->size - at : reg->chunk;
         char *addr = (char *)heap->base + at, why[400] = "";
-        struct ibv_mr *mr =
-            device ? mr_device(net, addr, len, &reg->dmabuf, why, sizeof(why)) : mr_host(net, addr, len);
+        struct ibv_mr *mr = device ? mr_device(net, addr, len, &reg->dmabuf, &reg->relaxed, why, sizeof(why))
+                                   : mr_host(net, addr, len, &reg->relaxed);
         if (!mr) {
             if (!device) snprintf(why, sizeof(why), "ibv_reg_mr: %s", strerror(errno));
             int err = errno;
@@ -81,9 +86,23 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
         }
         reg->mr[reg->nchunks++] = mr;
     }
-    GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: %s heap of %zu bytes registered in %d chunk(s)%s", net->my_pe,
+    reg->flush = reg->relaxed;
+    char order[200] = "";
+    if (device) {
+        /* A GPU that does not order the NIC's writes for its own kernels: a writer reads
+         * the heap before it signals (as for relaxed ordering), and gets into it end
+         * with a flush (ibv_ops.c). */
+        int o = gshmemi_ibv_cuda_gdr_order(heap->device, order, sizeof(order));
+        if (o != 0) reg->flush = 1;
+        net->gdr_flush = o == 1;
+        if (o < 0)
+            GSHMEMI_WARN(TRANSPORT, "PE %d: ibv: %s: data a get reads into the device heap may reach its kernels late",
+                         net->my_pe, order);
+    }
+    GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: %s heap of %zu bytes registered in %d chunk(s)%s%s%s%s", net->my_pe,
                  device ? "device" : "host", heap->size, reg->nchunks,
-                 device ? (reg->dmabuf ? " through DMA-BUF" : " through nvidia-peermem") : "");
+                 device ? (reg->dmabuf ? " through DMA-BUF" : " through nvidia-peermem") : "",
+                 reg->relaxed ? ", relaxed ordering" : "", order[0] ? "; " : "", order);
     return 0;
 }
 
@@ -92,9 +111,9 @@ void gshmemi_ibv_heap_deregister(struct ibv_net *net, struct ibv_heapreg *reg)
     for (int i = 0; i < reg->nchunks; i++) net->api->ibv_dereg_mr(reg->mr[i]);
     reg->nchunks = 0;
     free(reg->peer);
-    free(reg->peer_relaxed);
+    free(reg->peer_flush);
     reg->peer = NULL;
-    reg->peer_relaxed = NULL;
+    reg->peer_flush = NULL;
 }
 
 int gshmemi_ibv_host_register(struct ibv_net *net)
@@ -103,7 +122,8 @@ int gshmemi_ibv_host_register(struct ibv_net *net)
     void *p = mmap(NULL, net->host_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return GSHMEMX_ERR_NOMEM;
     net->host = p;
-    net->host_mr = mr_host(net, p, net->host_size);
+    int relaxed;
+    net->host_mr = mr_host(net, p, net->host_size, &relaxed);
     if (!net->host_mr) {
         GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: cannot register %zu bytes of staging memory with %s: %s%s", net->my_pe,
                                net->host_size, net->port.dev, strerror(errno),

@@ -108,7 +108,7 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
     struct ibv_net *net = t->net;
     char *d = dst;
     uint64_t last = 0;
-    int rc = 0;
+    int rc = 0, into_gpu = 0; /* a zero-copy piece landed in our device heap */
     while (len > 0) {
         uint64_t raddr;
         uint32_t rkey, lkey;
@@ -118,7 +118,9 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         struct ibv_sge sge = {(uintptr_t)d, 0, 0};
         struct ibv_send_wr wr;
         ibv_wr_rdma(&wr, &sge, IBV_WR_RDMA_READ, raddr, rkey);
-        if (gshmemi_ibv_local_key(net, d, n, &lkey, &span)) {
+        int reg = gshmemi_ibv_local_key(net, d, n, &lkey, &span);
+        if (reg) {
+            into_gpu |= reg == 2;
             sge.length = (uint32_t)span, sge.lkey = lkey;
             if (!(last = gshmemi_ibv_post(net, pe, &wr, -1, &rc))) return rc;
             d += span, off += span, len -= span;
@@ -143,6 +145,8 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         /* the last zero-copy read may be unsignalled: a signalled flush read follows it */
         uint64_t seq = net->peers[pe].last_signaled == last ? last : gshmemi_ibv_post_flush(net, pe, 1, &rc);
         if (!seq || (rc = gshmemi_ibv_wait(net, pe, seq, "a get")) != 0) return rc ? rc : GSHMEMX_ERR_INTERNAL;
+        /* the NIC wrote into GPU memory: visible to its kernels only after a flush there */
+        if (into_gpu && net->gdr_flush) return gshmemi_ibv_cuda_gdr_flush(net->device);
     }
     return 0;
 }

@@ -46,6 +46,20 @@ void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...)
     atomic_compare_exchange_strong(&net->failed, &expected, GSHMEMX_ERR_PEER_LOST);
 }
 
+/* The bit of the heap of pe that holds raddr, when pe registered it with relaxed
+ * ordering: a write there may become visible after later ones until a read of that
+ * heap follows it (gshmemi_ibv_post_flush). 0 otherwise. */
+static unsigned ibv_relaxed_heap(const struct ibv_net *net, int pe, uint64_t raddr)
+{
+    for (int h = 0; h < net->nheaps; h++) {
+        const struct ibv_heapreg *reg = &net->heaps[h];
+        if (!reg->peer_flush || !reg->peer_flush[pe]) continue;
+        const struct gshmemi_ibv_heapkeys *k = &reg->peer[pe];
+        if (raddr - k->addr < k->size) return 1u << h;
+    }
+    return 0;
+}
+
 uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, int cell, int *rc)
 {
     struct ibv_peer *p = &net->peers[pe];
@@ -78,7 +92,7 @@ uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, i
     p->posted = seq;
     p->fence_due = 0;
     if (wr->send_flags & IBV_SEND_SIGNALED) p->last_signaled = seq;
-    if (wr->opcode == IBV_WR_RDMA_WRITE) p->flush_due = 1;
+    if (wr->opcode == IBV_WR_RDMA_WRITE) p->flush_heaps |= ibv_relaxed_heap(net, pe, wr->wr.rdma.remote_addr);
     return seq;
 }
 
@@ -214,30 +228,32 @@ int gshmemi_ibv_cell_get(struct ibv_net *net, int *rc)
     }
 }
 
-/* Whether a write to pe needs a flush read to be visible (its heap registrations use
- * relaxed ordering). */
-static int ibv_peer_relaxed(struct ibv_net *net, int pe)
-{
-    for (int h = 0; h < net->nheaps; h++)
-        if (net->heaps[h].peer_relaxed && net->heaps[h].peer_relaxed[pe]) return 1;
-    return 0;
-}
-
-/* A read of the peer's first heap word: its answer follows every earlier write. */
+/* A read of the first word of each heap of pe written with relaxed ordering since its
+ * last flush (of heap 0 when none was: then it is only a request to wait for). A read
+ * does not pass earlier writes on its PCIe path, and a heap lives in one memory (host
+ * RAM or one GPU), so its answer follows every earlier write into that heap. Only the
+ * last read is signalled when signaled is set. */
 uint64_t gshmemi_ibv_post_flush(struct ibv_net *net, int pe, int signaled, int *rc)
 {
-    const struct gshmemi_ibv_heapkeys *k = &net->heaps[0].peer[pe];
-    struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, 0), 8, net->host_mr->lkey};
-    struct ibv_send_wr wr;
-    memset(&wr, 0, sizeof(wr));
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-    wr.wr.rdma.remote_addr = k->addr;
-    wr.wr.rdma.rkey = k->rkey[0];
-    uint64_t seq = gshmemi_ibv_post(net, pe, &wr, -1, rc);
-    if (seq) net->peers[pe].flush_due = 0;
+    struct ibv_peer *p = &net->peers[pe];
+    unsigned due = p->flush_heaps ? p->flush_heaps : 1u;
+    uint64_t seq = 0;
+    for (int h = 0; h < net->nheaps && due; h++) {
+        if (!(due & (1u << h))) continue;
+        due &= ~(1u << h);
+        const struct gshmemi_ibv_heapkeys *k = &net->heaps[h].peer[pe];
+        struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, 0), 8, net->host_mr->lkey};
+        struct ibv_send_wr wr;
+        memset(&wr, 0, sizeof(wr));
+        wr.opcode = IBV_WR_RDMA_READ;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.send_flags = signaled && !due ? IBV_SEND_SIGNALED : 0;
+        wr.wr.rdma.remote_addr = k->addr;
+        wr.wr.rdma.rkey = k->rkey[0];
+        if (!(seq = gshmemi_ibv_post(net, pe, &wr, -1, rc))) return 0;
+    }
+    p->flush_heaps = 0;
     return seq;
 }
 
@@ -245,7 +261,7 @@ int gshmemi_ibv_fence_pe(struct ibv_net *net, int pe)
 {
     struct ibv_peer *p = &net->peers[pe];
     int rc = 0;
-    if (p->flush_due && ibv_peer_relaxed(net, pe) && !gshmemi_ibv_post_flush(net, pe, 0, &rc)) return rc;
+    if (p->flush_heaps && !gshmemi_ibv_post_flush(net, pe, 0, &rc)) return rc;
     p->fence_due = 1;
     return 0;
 }
@@ -255,9 +271,9 @@ int gshmemi_ibv_quiet_pe(struct ibv_net *net, int pe)
     int first = pe < 0 ? 0 : pe, last = pe < 0 ? net->n_pes - 1 : pe;
     for (int i = first; i <= last; i++) {
         struct ibv_peer *p = &net->peers[i];
-        if (!p->qp || (p->retired == p->posted && !(p->flush_due && ibv_peer_relaxed(net, i)))) continue;
+        if (!p->qp || (p->retired == p->posted && !p->flush_heaps)) continue;
         int rc = 0;
-        if ((p->flush_due && ibv_peer_relaxed(net, i)) || p->last_signaled != p->posted)
+        if (p->flush_heaps || p->last_signaled != p->posted)
             if (!gshmemi_ibv_post_flush(net, i, 1, &rc)) return rc;
     }
     for (int i = first; i <= last; i++) {
