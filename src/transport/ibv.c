@@ -331,6 +331,7 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
     uint32_t psn = 0;
     if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn)) psn = (uint32_t)getpid();
     net->psn = psn & 0xffffff;
+    for (int pe = 0; pe < net->n_pes; pe++) net->direct_peers += pe != net->my_pe && !remote[pe];
     net->peers = calloc((size_t)net->n_pes, sizeof(*net->peers));
     int rc = net->peers ? ibv_net_resources(net, env, remote) : GSHMEMX_ERR_NOMEM;
     /* every PE enters each exchange, so one that failed does not leave the others waiting */

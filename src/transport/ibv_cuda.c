@@ -63,7 +63,7 @@ int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen)
     return fd;
 }
 
-int gshmemi_ibv_cuda_gdr_order(int device, char *what, size_t whatlen)
+int gshmemi_ibv_cuda_gdr_order(int device, int all_devices, char *what, size_t whatlen)
 {
     int order = 0, options = 0;
     ibv_cuda_bind(device);
@@ -73,10 +73,18 @@ int gshmemi_ibv_cuda_gdr_order(int device, char *what, size_t whatlen)
         snprintf(what, whatlen, "GPU %d does not say how it orders GPUDirect RDMA writes", device);
         return -1;
     }
-    if (order >= (int)cudaGPUDirectRDMAWritesOrderingOwner) {
-        snprintf(what, whatlen, "GPU %d orders GPUDirect RDMA writes for its own kernels (%s)", device,
-                 order >= (int)cudaGPUDirectRDMAWritesOrderingAllDevices ? "all devices" : "owner");
+    const char *scope = order >= (int)cudaGPUDirectRDMAWritesOrderingAllDevices ? "for every GPU"
+                        : order >= (int)cudaGPUDirectRDMAWritesOrderingOwner    ? "for its own kernels only"
+                                                                                : "";
+    if (order >= (int)(all_devices ? cudaGPUDirectRDMAWritesOrderingAllDevices : cudaGPUDirectRDMAWritesOrderingOwner)) {
+        snprintf(what, whatlen, "GPU %d orders GPUDirect RDMA writes %s", device, scope);
         return 0;
+    }
+    if (*scope && (options & cudaFlushGPUDirectRDMAWritesOptionHost)) {
+        /* its own kernels only, but other GPUs of this node read this heap directly */
+        snprintf(what, whatlen, "GPU %d orders GPUDirect RDMA writes %s; other GPUs of this node read its heap",
+                 device, scope);
+        return 1;
     }
     if (options & cudaFlushGPUDirectRDMAWritesOptionHost) {
         snprintf(what, whatlen, "GPU %d does not order GPUDirect RDMA writes; cudaDeviceFlushGPUDirectRDMAWrites "
@@ -96,17 +104,18 @@ void gshmemi_ibv_cuda_gdr_describe(FILE *out)
     }
     for (int d = 0; d < n; d++) {
         char what[200];
-        int o = gshmemi_ibv_cuda_gdr_order(d, what, sizeof(what));
+        int o = gshmemi_ibv_cuda_gdr_order(d, 0, what, sizeof(what));
         fprintf(out, "  %s%s\n", what, o == 0 ? "" : o == 1 ? " (gshmem flushes)" : " (gets into its heap may be seen late)");
     }
 }
 
-int gshmemi_ibv_cuda_gdr_flush(int device)
+int gshmemi_ibv_cuda_gdr_flush(int device, int all_devices)
 {
     ibv_cuda_bind(device);
     cudaError_t err =
         cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
-                                           cudaFlushGPUDirectRDMAWritesToOwner);
+                                           all_devices ? cudaFlushGPUDirectRDMAWritesToAllDevices
+                                                       : cudaFlushGPUDirectRDMAWritesToOwner);
     if (err == cudaSuccess) return 0;
     GSHMEMI_ERROR(TRANSPORT, "ibv: cudaDeviceFlushGPUDirectRDMAWrites on GPU %d failed: %s", device,
                   cudaGetErrorString(err));
@@ -146,8 +155,9 @@ int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen)
     return -1;
 }
 
-int gshmemi_ibv_cuda_gdr_order(int device, char *what, size_t whatlen)
+int gshmemi_ibv_cuda_gdr_order(int device, int all_devices, char *what, size_t whatlen)
 {
+    (void)all_devices;
     snprintf(what, whatlen, "GPU %d: this build has no CUDA", device);
     return -1;
 }
@@ -157,9 +167,9 @@ void gshmemi_ibv_cuda_gdr_describe(FILE *out)
     (void)out;
 }
 
-int gshmemi_ibv_cuda_gdr_flush(int device)
+int gshmemi_ibv_cuda_gdr_flush(int device, int all_devices)
 {
-    (void)device;
+    (void)device, (void)all_devices;
     return 0;
 }
 

@@ -80,6 +80,7 @@ struct ibv_stage_slot {
 struct ibv_heapreg {
     struct gshmemi_heap *heap;
     struct ibv_mr *mr[GSHMEMI_IBV_MAX_CHUNKS];
+    struct ibv_mr *mr_local[GSHMEMI_IBV_MAX_CHUNKS]; /* GPU memory with relaxed ordering: the same without, for gets */
     int nchunks;
     uint64_t chunk;
     int dmabuf;                        /* registered through DMA-BUF (else ibv_reg_mr) */
@@ -96,6 +97,7 @@ struct ibv_net {
     double timeout;
     int relaxed;       /* our registrations use PCIe relaxed ordering */
     int gdr_flush;     /* our GPU sees what the NIC writes only after cudaDeviceFlushGPUDirectRDMAWrites */
+    int direct_peers;  /* other PEs that reach our heaps without the NIC (p2p on this node) */
     int may_fall_back; /* GSHMEM_REMOTE_TRANSPORT=auto: a heap ibv cannot register goes over tcp */
     struct ibv_port_choice port;
     struct ibv_context *ctx;
@@ -201,13 +203,14 @@ int gshmemi_ibv_cuda_copy(int device, void *dst, const void *src, size_t len);
 int gshmemi_ibv_cuda_dmabuf(void *addr, size_t len, char *why, size_t whylen);
 /* sysfs path of GPU device's PCI function, or "" when unknown. */
 void gshmemi_ibv_cuda_pci_path(int device, char *out, size_t outlen);
-/* How GPU device orders what a NIC writes into its memory, for its own kernels: 0 in
- * order (nothing to do), 1 not in order but cudaDeviceFlushGPUDirectRDMAWrites makes it
- * visible, -1 neither (or unknown); what says which, in words. */
-int gshmemi_ibv_cuda_gdr_order(int device, char *what, size_t whatlen);
+/* How GPU device orders what a NIC writes into its memory, for its own kernels (and,
+ * with all_devices, for the other GPUs too): 0 in order (nothing to do), 1 not in order
+ * but cudaDeviceFlushGPUDirectRDMAWrites makes it visible, -1 neither (or unknown);
+ * what says which, in words. */
+int gshmemi_ibv_cuda_gdr_order(int device, int all_devices, char *what, size_t whatlen);
 /* One line per visible GPU: how it orders what a NIC writes into it (gshmem-info). */
 void gshmemi_ibv_cuda_gdr_describe(FILE *out);
-/* cudaDeviceFlushGPUDirectRDMAWrites for device, to its own kernels. */
-int gshmemi_ibv_cuda_gdr_flush(int device);
+/* cudaDeviceFlushGPUDirectRDMAWrites for device, to its own kernels (or every GPU). */
+int gshmemi_ibv_cuda_gdr_flush(int device, int all_devices);
 
 #endif

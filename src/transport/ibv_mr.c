@@ -20,10 +20,10 @@
 /* ibv_reg_mr at addr, with relaxed ordering when asked and the library can express it
  * (ibv_reg_mr_iova2, rdma-core 28+; the flag is in the optional range, which a device
  * without the feature ignores). *relaxed says whether it was asked for. */
-static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len, int *relaxed)
+static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len, int want_relaxed, int *relaxed)
 {
     const struct gshmemi_ibv_api *api = net->api;
-    *relaxed = net->relaxed && api->ibv_reg_mr_iova2;
+    *relaxed = want_relaxed && api->ibv_reg_mr_iova2;
     if (*relaxed)
         return api->ibv_reg_mr_iova2(net->pd, addr, len, (uintptr_t)addr, IBV_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
     return (api->ibv_reg_mr)(net->pd, addr, len, IBV_ACCESS);
@@ -32,15 +32,15 @@ static struct ibv_mr *mr_host(struct ibv_net *net, void *addr, size_t len, int *
 /* Device memory: DMA-BUF first (kernel 5.12+, no extra module), then nvidia-peermem.
  * Relaxed ordering as on host memory: whoever writes here flushes with a read of this
  * heap before a signal or the end of a quiet (ibv_post.c). */
-static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int *dmabuf, int *relaxed, char *why,
-                                size_t whylen)
+static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int want_relaxed, int *dmabuf,
+                                int *relaxed, char *why, size_t whylen)
 {
     const struct gshmemi_ibv_api *api = net->api;
     char cwhy[160] = "";
     int fd = gshmemi_ibv_cuda_dmabuf(addr, len, cwhy, sizeof(cwhy));
     struct ibv_mr *mr = NULL;
     if (fd >= 0 && api->ibv_reg_dmabuf_mr) {
-        *relaxed = net->relaxed;
+        *relaxed = want_relaxed;
         mr = api->ibv_reg_dmabuf_mr(net->pd, 0, len, (uintptr_t)addr, fd,
                                     IBV_ACCESS | (*relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0));
         if (!mr) snprintf(cwhy, sizeof(cwhy), "ibv_reg_dmabuf_mr: %s", strerror(errno));
@@ -50,7 +50,7 @@ static struct ibv_mr *mr_device(struct ibv_net *net, void *addr, size_t len, int
     if (fd >= 0) close(fd);
     *dmabuf = mr != NULL;
     if (mr) return mr;
-    mr = mr_host(net, addr, len, relaxed);
+    mr = mr_host(net, addr, len, want_relaxed, relaxed);
     if (!mr) snprintf(why, whylen, "DMA-BUF: %s; nvidia-peermem (ibv_reg_mr on GPU memory): %s", cwhy, strerror(errno));
     return mr;
 }
@@ -72,8 +72,22 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
     for (uint64_t at = 0; at < heap->size; at += reg->chunk) {
         size_t len = heap->size - at < reg->chunk ? heap->size - at : reg->chunk;
         char *addr = (char *)heap->base + at, why[400] = "";
-        struct ibv_mr *mr = device ? mr_device(net, addr, len, &reg->dmabuf, &reg->relaxed, why, sizeof(why))
-                                   : mr_host(net, addr, len, &reg->relaxed);
+        struct ibv_mr *mr = device ? mr_device(net, addr, len, net->relaxed, &reg->dmabuf, &reg->relaxed, why,
+                                               sizeof(why))
+                                   : mr_host(net, addr, len, net->relaxed, &reg->relaxed);
+        /* GPU memory with relaxed ordering: a second registration without it is the
+         * local key of zero-copy gets, whose data must reach the GPU's kernels in order
+         * (nothing of ours follows it into GPU memory to push it: the completion goes to
+         * host memory). */
+        struct ibv_mr *local = NULL;
+        int dmabuf = 0, plain = 0;
+        if (mr && device && reg->relaxed) {
+            local = mr_device(net, addr, len, 0, &dmabuf, &plain, why, sizeof(why));
+            if (!local) {
+                net->api->ibv_dereg_mr(mr);
+                mr = NULL;
+            }
+        }
         if (!mr) {
             if (!device) snprintf(why, sizeof(why), "ibv_reg_mr: %s", strerror(errno));
             int err = errno;
@@ -84,15 +98,17 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
             gshmemi_ibv_heap_deregister(net, reg);
             return GSHMEMX_ERR_SYSTEM;
         }
+        reg->mr_local[reg->nchunks] = local;
         reg->mr[reg->nchunks++] = mr;
     }
     reg->flush = reg->relaxed;
     char order[200] = "";
     if (device) {
-        /* A GPU that does not order the NIC's writes for its own kernels: a writer reads
-         * the heap before it signals (as for relaxed ordering), and gets into it end
-         * with a flush (ibv_ops.c). */
-        int o = gshmemi_ibv_cuda_gdr_order(heap->device, order, sizeof(order));
+        /* A GPU that does not order the NIC's writes for everyone who reads its heap (its
+         * own kernels; with p2p peers on this node, every GPU): a writer reads the heap
+         * before it signals (as for relaxed ordering), and gets into it end with a flush
+         * (ibv_ops.c). */
+        int o = gshmemi_ibv_cuda_gdr_order(heap->device, net->direct_peers > 0, order, sizeof(order));
         if (o != 0) reg->flush = 1;
         net->gdr_flush = o == 1;
         if (o < 0)
@@ -108,7 +124,10 @@ int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, stru
 
 void gshmemi_ibv_heap_deregister(struct ibv_net *net, struct ibv_heapreg *reg)
 {
-    for (int i = 0; i < reg->nchunks; i++) net->api->ibv_dereg_mr(reg->mr[i]);
+    for (int i = 0; i < reg->nchunks; i++) {
+        net->api->ibv_dereg_mr(reg->mr[i]);
+        if (reg->mr_local[i]) net->api->ibv_dereg_mr(reg->mr_local[i]);
+    }
     reg->nchunks = 0;
     free(reg->peer);
     free(reg->peer_flush);
@@ -123,7 +142,7 @@ int gshmemi_ibv_host_register(struct ibv_net *net)
     if (p == MAP_FAILED) return GSHMEMX_ERR_NOMEM;
     net->host = p;
     int relaxed;
-    net->host_mr = mr_host(net, p, net->host_size, &relaxed);
+    net->host_mr = mr_host(net, p, net->host_size, net->relaxed, &relaxed);
     if (!net->host_mr) {
         GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: cannot register %zu bytes of staging memory with %s: %s%s", net->my_pe,
                                net->host_size, net->port.dev, strerror(errno),
@@ -141,7 +160,8 @@ int gshmemi_ibv_local_key(struct ibv_net *net, const void *p, size_t len, uint32
         struct ibv_heapreg *reg = &net->heaps[h];
         uintptr_t off = a - (uintptr_t)reg->heap->base;
         if (off >= reg->heap->size || reg->nchunks == 0) continue;
-        *lkey = reg->mr[off / reg->chunk]->lkey;
+        const struct ibv_mr *mr = reg->mr_local[off / reg->chunk] ? reg->mr_local[off / reg->chunk] : reg->mr[off / reg->chunk];
+        *lkey = mr->lkey;
         *span = gshmemi_ibv_chunk_span(off, len, reg->chunk);
         return reg->heap->kind == GSHMEMI_HEAP_KIND_DEVICE ? 2 : 1;
     }

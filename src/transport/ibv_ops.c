@@ -146,7 +146,7 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         uint64_t seq = net->peers[pe].last_signaled == last ? last : gshmemi_ibv_post_flush(net, pe, 1, &rc);
         if (!seq || (rc = gshmemi_ibv_wait(net, pe, seq, "a get")) != 0) return rc ? rc : GSHMEMX_ERR_INTERNAL;
         /* the NIC wrote into GPU memory: visible to its kernels only after a flush there */
-        if (into_gpu && net->gdr_flush) return gshmemi_ibv_cuda_gdr_flush(net->device);
+        if (into_gpu && net->gdr_flush) return gshmemi_ibv_cuda_gdr_flush(net->device, net->direct_peers > 0);
     }
     return 0;
 }

@@ -4,10 +4,11 @@
  * bytes wait in a list of the initiator's QP ("late" writes). The oldest late write of
  * a QP lands <ms> milliseconds after it was posted; the ones after it land after a tenth
  * of that (at least 1 ms), so they overtake it, as relaxed-ordered PCIe writes may. A READ or an
- * atomic through the same QP into the same MR, or a WRITE without relaxed ordering
- * into it, first lands every late write of that QP into that MR: a PCIe read or a
- * strongly ordered write does not pass earlier writes on its path. One MR counts as
+ * atomic through the same QP into the same MR first lands every late write of that QP
+ * into that MR: a PCIe read does not pass earlier writes on its path. One MR counts as
  * one path (stricter than hardware, where all of a GPU's or the host's memory is).
+ * Not emulated: IBV_SEND_FENCE (every WR runs at post time, so a WRITE never passes
+ * an earlier READ), late atomic writes and late READ responses.
  * A QP's late writes land when it is destroyed. Completions are not delayed: on
  * hardware a write completes once the responder acknowledged it, not once the
  * consumer can see it.
@@ -16,6 +17,7 @@
 #include "mock_ibv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -90,10 +92,9 @@ static void *mock_late_ticker(void *arg)
 int mock_late_before(struct mock_context *c, struct mock_qp *q, enum ibv_wr_opcode op, uint32_t rkey,
                      unsigned access)
 {
-    int relaxed = c->relaxed_ms > 0 && (access & IBV_ACCESS_RELAXED_ORDERING);
-    if (op == IBV_WR_RDMA_WRITE && relaxed)
-        return 1;
-    mock_late_flush(c, q, 0, rkey, 0);
+    if (op == IBV_WR_RDMA_WRITE) /* the MR's flag decides: all its writes are relaxed or none */
+        return c->relaxed_ms > 0 && (access & IBV_ACCESS_RELAXED_ORDERING);
+    mock_late_flush(c, q, 0, rkey, 0); /* a READ or an atomic */
     return 0;
 }
 
@@ -128,10 +129,11 @@ enum mock_reason mock_late_defer(struct mock_context *c, struct mock_qp *q, cons
         pp = &(*pp)->next;
     *pp = w;
     if (!c->late_thread_started) {
-        if (pthread_create(&c->late_thread, NULL, mock_late_ticker, c) == 0)
-            c->late_thread_started = 1;
-        else
-            w->due = 0; /* no ticker: the next WR of the QP lands it */
+        if (pthread_create(&c->late_thread, NULL, mock_late_ticker, c) != 0) {
+            fprintf(stderr, "mock ibv: GSHMEM_MOCK_IB_RELAXED: cannot start the thread that lands late writes\n");
+            abort();
+        }
+        c->late_thread_started = 1;
     }
     return MOCK_OK;
 }
