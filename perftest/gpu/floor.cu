@@ -5,7 +5,9 @@
  *     see the MPS cost),
  *   - a ping-pong between two blocks of one kernel through global memory, with the
  *     orderings a put_signal can use: plain flag, acquire polling, data then a
- *     release-store flag (GPU and system scope), data then fence then flag.
+ *     release-store flag (GPU and system scope), data then fence then flag; then
+ *     1024-thread blocks, with 8 bytes and with 4 KiB (8 warps, 16 bytes a thread, a
+ *     named barrier among them), the shapes of a block put_signal.
  * Half round trips, averaged over ITERS rounds in one kernel.
  * With --ipc the two sides are two processes (fork before CUDA starts; the memory is
  * shared with cudaIpcGetMemHandle), as two PEs on one GPU are; run it under MPS so both
@@ -29,6 +31,7 @@ enum {
     MODE_FENCE_SC_GPU,
     MODE_LOADED_RELEASE_GPU,
     MODE_BLOCK_RELEASE_GPU,
+    MODE_BLOCK_4K_RELEASE_GPU,
     MODE_COUNT
 };
 static const char *const mode_names[MODE_COUNT] = {
@@ -36,7 +39,11 @@ static const char *const mode_names[MODE_COUNT] = {
     "data + st.release.gpu flag, acquire poll", "data + st.release.sys flag, acquire poll",
     "data + fence.sc.gpu + volatile flag, acquire poll",
     "data loaded from memory + st.release.gpu flag",
-    "1024-thread block: poll, __syncthreads, as above"};
+    "1024-thread block: poll, __syncthreads, as above",
+    "1024-thread block, 4 KiB: 8 warps move 16 B a thread"};
+
+#define FLOOR_WORDS 4096 /* flags at 0 and 32, 8-byte data at 64.., sources at 128.., 4 KiB data at 1024.. */
+#define BLOCK_THREADS(mode) ((mode) >= MODE_BLOCK_RELEASE_GPU ? 1024 : 32)
 
 __device__ __forceinline__ unsigned long long poll_acquire(const unsigned long long *p)
 {
@@ -74,12 +81,32 @@ __device__ __forceinline__ void wait_for(int mode, unsigned long long *flag, uns
         }
 }
 
-__device__ __forceinline__ void block_pingpong(unsigned long long *words, long iters, unsigned long long *ns, int side)
+/* 4 KiB: the first 8 warps load 16 bytes each, store them, meet on a named barrier,
+ * then thread 0 releases the flag (the shape of a block put_signal of 4 KiB). */
+__device__ __forceinline__ void send_4k(unsigned long long *data, unsigned long long *flag, unsigned long long v,
+                                        const unsigned long long *src)
+{
+    unsigned t = threadIdx.x;
+    if (t >= 256) return;
+    uint4 w;
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                 : "l"((const uint4 *)src + t)
+                 : "memory");
+    w.x += (unsigned)v;
+    ((uint4 *)data)[t] = w;
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+    if (t == 0) asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(flag), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ void block_pingpong(int mode, unsigned long long *words, long iters, unsigned long long *ns,
+                                               int side)
 {
     int me = side >= 0 ? side : (int)blockIdx.x;
+    const bool big = mode == MODE_BLOCK_4K_RELEASE_GPU;
     unsigned long long *my_flag = words + 32 * me, *peer_flag = words + 32 * (1 - me);
-    unsigned long long *peer_data = words + 64 + 32 * (1 - me);
-    const unsigned long long *src = words + 128 + 32 * me;
+    unsigned long long *peer_data = big ? words + 1024 + 512 * (1 - me) : words + 64 + 32 * (1 - me);
+    const unsigned long long *src = big ? words + 2048 + 512 * me : words + 128 + 32 * me;
     unsigned long long t0 = 0, t1;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     for (long i = 1; i <= iters; i++) {
@@ -87,7 +114,10 @@ __device__ __forceinline__ void block_pingpong(unsigned long long *words, long i
             if (threadIdx.x == 0) wait_for(MODE_BLOCK_RELEASE_GPU, my_flag, (unsigned long long)i);
             __syncthreads();
         }
-        if (threadIdx.x == 0) send(MODE_BLOCK_RELEASE_GPU, peer_data, peer_flag, (unsigned long long)i, src);
+        if (big)
+            send_4k(peer_data, peer_flag, (unsigned long long)i, src);
+        else if (threadIdx.x == 0)
+            send(MODE_BLOCK_RELEASE_GPU, peer_data, peer_flag, (unsigned long long)i, src);
         __syncthreads();
         if (me == 0) {
             if (threadIdx.x == 0) wait_for(MODE_BLOCK_RELEASE_GPU, my_flag, (unsigned long long)i);
@@ -103,8 +133,8 @@ __device__ __forceinline__ void block_pingpong(unsigned long long *words, long i
  * of the block takes part, as in a block-scope put_signal and its wait. */
 __global__ void pingpong(int mode, unsigned long long *words, long iters, unsigned long long *ns, int side)
 {
-    if (mode == MODE_BLOCK_RELEASE_GPU) {
-        block_pingpong(words, iters, ns, side);
+    if (mode >= MODE_BLOCK_RELEASE_GPU) {
+        block_pingpong(mode, words, iters, ns, side);
         return;
     }
     if (threadIdx.x != 0) return;
@@ -144,7 +174,7 @@ static int floor_ipc(long iters)
     unsigned long long *words = NULL, *ns, host_ns = 0;
     cudaIpcMemHandle_t handle;
     if (side == 0) {
-        cudaMalloc(&words, 256 * sizeof(unsigned long long));
+        cudaMalloc(&words, FLOOR_WORDS * sizeof(unsigned long long));
         cudaIpcGetMemHandle(&handle, words);
         if (write(to_child[1], &handle, sizeof(handle)) != (ssize_t)sizeof(handle)) return 1;
     } else {
@@ -155,13 +185,13 @@ static int floor_ipc(long iters)
     for (int mode = 0; mode < MODE_COUNT; mode++) {
         char go = 1;
         if (side == 0) { /* clear, then let the child start; both kernels spin until the other answers */
-            cudaMemset(words, 0, 256 * sizeof(unsigned long long));
+            cudaMemset(words, 0, FLOOR_WORDS * sizeof(unsigned long long));
             cudaDeviceSynchronize();
             if (write(to_child[1], &go, 1) != 1) return 1;
         } else if (read(to_child[0], &go, 1) != 1) {
             return 1;
         }
-        pingpong<<<1, mode == MODE_BLOCK_RELEASE_GPU ? 1024 : 32>>>(mode, words, iters, ns, side);
+        pingpong<<<1, BLOCK_THREADS(mode)>>>(mode, words, iters, ns, side);
         cudaError_t err = cudaDeviceSynchronize();
         if (err != cudaSuccess) {
             fprintf(stderr, "gshmem-perf-gpu-floor: side %d: %s\n", side, cudaGetErrorString(err));
@@ -192,11 +222,11 @@ int main(int argc, char **argv)
     }
     printf("context creation (cudaFree(0) in a fresh process): %.1f ms\n", now_ms() - t0);
     unsigned long long *words, *ns, host_ns;
-    cudaMalloc(&words, 256 * sizeof(unsigned long long));
+    cudaMalloc(&words, FLOOR_WORDS * sizeof(unsigned long long));
     cudaMalloc(&ns, sizeof(unsigned long long));
     for (int mode = 0; mode < MODE_COUNT; mode++) {
-        cudaMemset(words, 0, 256 * sizeof(unsigned long long));
-        pingpong<<<2, mode == MODE_BLOCK_RELEASE_GPU ? 1024 : 32>>>(mode, words, iters, ns, -1);
+        cudaMemset(words, 0, FLOOR_WORDS * sizeof(unsigned long long));
+        pingpong<<<2, BLOCK_THREADS(mode)>>>(mode, words, iters, ns, -1);
         cudaError_t err = cudaDeviceSynchronize();
         cudaMemcpy(&host_ns, ns, sizeof(host_ns), cudaMemcpyDeviceToHost);
         if (err != cudaSuccess) {
