@@ -65,7 +65,8 @@
     X(IB_CM, ENUM, ib_cm, "bootstrap", "bootstrap",                                                   \
       "How ibv queue pairs are connected: through the bootstrap's exchange of QP numbers and GIDs")  \
     X(IB_RELAXED_ORDERING, BOOL, ib_relaxed_ordering, "1", "0|1",                                     \
-      "Register heaps with PCIe relaxed ordering where the library offers it (signals and quiet then flush with a read)")
+      "Register host and GPU heaps with PCIe relaxed ordering where the library offers it "          \
+      "(put_signal, fence and quiet then first read each heap they wrote)")
 
 enum gshmemi_env_heap { GSHMEMI_HEAP_AUTO, GSHMEMI_HEAP_DEVICE, GSHMEMI_HEAP_HOST };
 enum gshmemi_env_remote { GSHMEMI_REMOTE_AUTO, GSHMEMI_REMOTE_TCP, GSHMEMI_REMOTE_IBV };

@@ -74,6 +74,7 @@ struct mock_device {
 struct mock_mr;
 struct mock_qp;
 struct mock_late;
+struct mock_op;
 
 struct mock_context {
     struct ibv_context ctx; /* first */
@@ -131,6 +132,7 @@ struct mock_qp {
     struct ibv_qp_attr attr; /* what modify_qp set */
     uint64_t posted, retired; /* send-queue occupancy: posted - retired */
     struct mock_late *late;   /* relaxed-ordered writes not landed yet (mock_relaxed.c) */
+    struct mock_op *ops;      /* READs, atomics, fenced WRs and completions waiting (mock_relaxed.c) */
     struct mock_qp *next;
 };
 
@@ -175,6 +177,8 @@ void mock_qp_publish(struct mock_context *c, struct mock_qp *q);
 void mock_cq_forget_qp(struct mock_cq *cq, struct mock_qp *q);
 
 /* mock_post.c */
+int mock_wr_go(struct mock_context *c, struct mock_qp *q, const struct ibv_send_wr *wr, struct ibv_wc *wc);
+void mock_cq_push(struct mock_cq *cq, struct mock_qp *q, const struct ibv_wc *wc, uint64_t seq);
 int mock_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int mock_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int mock_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
@@ -190,6 +194,7 @@ int mock_late_before(struct mock_context *c, struct mock_qp *q, enum ibv_wr_opco
 enum mock_reason mock_late_defer(struct mock_context *c, struct mock_qp *q, const struct iovec *iov, int n,
                                  size_t total, pid_t pid, uint32_t rkey, uint64_t host);
 void mock_late_drain(struct mock_context *c, struct mock_qp *q);
+int mock_ops_take(struct mock_context *c, struct mock_qp *q, const struct ibv_send_wr *wr, uint64_t seq);
 void mock_late_stop(struct mock_context *c);
 
 /* mock_event.c */

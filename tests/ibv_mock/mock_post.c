@@ -277,7 +277,7 @@ static enum mock_reason mock_wr_run(struct mock_context *c, struct mock_qp *q, c
     return mock_is_atomic(wr->opcode) ? mock_atomic(c, wr, &l, r.pid, host) : mock_rdma(wr, &l, r.pid, host);
 }
 
-static void mock_cq_push(struct mock_cq *cq, struct mock_qp *q, const struct ibv_wc *wc, uint64_t seq)
+void mock_cq_push(struct mock_cq *cq, struct mock_qp *q, const struct ibv_wc *wc, uint64_t seq)
 {
     if (cq->count == cq->size) {
         fprintf(stderr, "mock ibv: CQ overrun (cqe %d)\n", cq->cq.cqe);
@@ -308,11 +308,11 @@ static const enum ibv_wc_opcode mock_wc_opcodes[] = {
     [IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE, [IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ,
     [IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP, [IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD};
 
-/* Runs one accepted WR and queues its completion: always on error, on success when signalled. */
-static void mock_wr_execute(struct mock_context *c, struct mock_qp *q, const struct ibv_send_wr *wr)
+/* Runs one accepted WR; *wc is its completion, and the result says whether it goes to
+ * the CQ: always on error, on success when signalled. */
+int mock_wr_go(struct mock_context *c, struct mock_qp *q, const struct ibv_send_wr *wr, struct ibv_wc *wc)
 {
-    const uint64_t seq = q->posted++;
-    struct ibv_wc wc = {.wr_id = wr->wr_id, .opcode = mock_wc_opcodes[wr->opcode], .qp_num = q->qp.qp_num};
+    *wc = (struct ibv_wc){.wr_id = wr->wr_id, .opcode = mock_wc_opcodes[wr->opcode], .qp_num = q->qp.qp_num};
     enum mock_reason why;
     if (q->st == IBV_QPS_ERR) {
         why = MOCK_FLUSHED;
@@ -320,23 +320,33 @@ static void mock_wr_execute(struct mock_context *c, struct mock_qp *q, const str
         why = MOCK_INJECTED;
         mock_event_push(c, IBV_EVENT_QP_FATAL, &q->qp);
     } else {
-        why = mock_wr_run(c, q, wr, &wc.byte_len);
+        why = mock_wr_run(c, q, wr, &wc->byte_len);
     }
-    if (why == MOCK_OK) {
-        if (q->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
-            mock_cq_push((struct mock_cq *)q->qp.send_cq, q, &wc, seq);
-        return;
-    }
-    wc.status = mock_reason_status(why);
-    wc.vendor_err = MOCK_VENDOR_ERR(why);
-    wc.byte_len = 0;
+    if (why == MOCK_OK)
+        return q->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+    wc->status = mock_reason_status(why);
+    wc->vendor_err = MOCK_VENDOR_ERR(why);
+    wc->byte_len = 0;
     if (why != MOCK_FLUSHED) {
         mock_report(c, q, wr, why);
         q->st = IBV_QPS_ERR;
         q->qp.state = IBV_QPS_ERR;
         mock_qp_publish(c, q);
     }
-    mock_cq_push((struct mock_cq *)q->qp.send_cq, q, &wc, seq);
+    return 1;
+}
+
+/* Runs one accepted WR and queues its completion, unless the relaxed-ordering
+ * emulation takes it (mock_relaxed.c: a READ or atomic runs late, a fenced WR waits
+ * for it, a completion waits for the earlier ones). */
+static void mock_wr_execute(struct mock_context *c, struct mock_qp *q, const struct ibv_send_wr *wr)
+{
+    const uint64_t seq = q->posted++;
+    struct ibv_wc wc;
+    if (mock_ops_take(c, q, wr, seq))
+        return;
+    if (mock_wr_go(c, q, wr, &wc))
+        mock_cq_push((struct mock_cq *)q->qp.send_cq, q, &wc, seq);
 }
 
 int mock_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)

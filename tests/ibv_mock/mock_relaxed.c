@@ -7,8 +7,12 @@
  * atomic through the same QP into the same MR first lands every late write of that QP
  * into that MR: a PCIe read does not pass earlier writes on its path. One MR counts as
  * one path (stricter than hardware, where all of a GPU's or the host's memory is).
- * Not emulated: IBV_SEND_FENCE (every WR runs at post time, so a WRITE never passes
- * an earlier READ), late atomic writes and late READ responses.
+ * READs run late too: one waits in the QP's list of ops and runs a fifth of N later
+ * (at least 1 ms, at a tick); the QP's later READs and atomics (non-posted requests)
+ * run in order behind it.
+ * A WR posted with IBV_SEND_FENCE waits behind them; a WRITE without it runs at once
+ * and may pass them (PCIe lets a posted write pass a read), but its completion waits
+ * its turn, as RC completions come in order. Not emulated: late atomic writes.
  * A QP's late writes land when it is destroyed. Completions are not delayed: on
  * hardware a write completes once the responder acknowledged it, not once the
  * consumer can see it.
@@ -23,6 +27,19 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A READ, an atomic or a fenced WR waiting to run, or the completion of a WR that ran
+ * past them, waiting its turn. */
+struct mock_op {
+    struct mock_op *next;
+    double due; /* 0: as soon as it is first in line */
+    uint64_t seq;
+    int run; /* 1: run wr; 0: push wc */
+    struct ibv_send_wr wr;
+    struct ibv_sge sge[MOCK_MAX_SGE];
+    struct ibv_wc wc;
+    unsigned char inline_data[MOCK_MAX_INLINE];
+};
 
 struct mock_late {
     struct mock_late *next;
@@ -70,6 +87,19 @@ static void mock_late_flush(struct mock_context *c, struct mock_qp *q, int all, 
     }
 }
 
+/* Runs the QP's waiting ops that are due (all: every one), in order. */
+static void mock_ops_run(struct mock_context *c, struct mock_qp *q, int all, double now)
+{
+    while (q->ops && (all || q->ops->due <= now)) {
+        struct mock_op *o = q->ops;
+        q->ops = o->next;
+        struct ibv_wc wc = o->wc;
+        if (!o->run || mock_wr_go(c, q, &o->wr, &wc))
+            mock_cq_push((struct mock_cq *)q->qp.send_cq, q, &wc, o->seq);
+        free(o);
+    }
+}
+
 static void *mock_late_ticker(void *arg)
 {
     struct mock_context *c = arg;
@@ -77,14 +107,27 @@ static void *mock_late_ticker(void *arg)
     pthread_mutex_lock(&c->lock);
     while (!c->late_stop) {
         double now = mock_now();
-        for (struct mock_qp *q = c->qps; q; q = q->next)
+        for (struct mock_qp *q = c->qps; q; q = q->next) {
+            mock_ops_run(c, q, 0, now);
             mock_late_flush(c, q, 0, 0, now);
+        }
         pthread_mutex_unlock(&c->lock);
         nanosleep(&tick, NULL);
         pthread_mutex_lock(&c->lock);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
+}
+
+static void mock_ticker_start(struct mock_context *c)
+{
+    if (c->late_thread_started)
+        return;
+    if (pthread_create(&c->late_thread, NULL, mock_late_ticker, c) != 0) {
+        fprintf(stderr, "mock ibv: GSHMEM_MOCK_IB_RELAXED: cannot start the thread that runs late work\n");
+        abort();
+    }
+    c->late_thread_started = 1;
 }
 
 /* Before a WR through q into the MR rkey (access: that MR's flags) runs. Returns 1 when
@@ -128,19 +171,59 @@ enum mock_reason mock_late_defer(struct mock_context *c, struct mock_qp *q, cons
     while (*pp)
         pp = &(*pp)->next;
     *pp = w;
-    if (!c->late_thread_started) {
-        if (pthread_create(&c->late_thread, NULL, mock_late_ticker, c) != 0) {
-            fprintf(stderr, "mock ibv: GSHMEM_MOCK_IB_RELAXED: cannot start the thread that lands late writes\n");
-            abort();
-        }
-        c->late_thread_started = 1;
-    }
+    mock_ticker_start(c);
     return MOCK_OK;
 }
 
-/* Every late write of q lands (its destruction, or a reset). Called with c->lock held. */
+/* Whether the emulation takes a WR just posted (seq: its place in the send queue):
+ * a READ or an atomic, or a fenced WR behind one, waits in q->ops; a WRITE passing
+ * waiting ops runs now and its completion waits in q->ops. 0: the caller runs it. */
+int mock_ops_take(struct mock_context *c, struct mock_qp *q, const struct ibv_send_wr *wr, uint64_t seq)
+{
+    if (c->relaxed_ms <= 0 || q->st == IBV_QPS_ERR)
+        return 0;
+    const int nonposted = wr->opcode != IBV_WR_RDMA_WRITE;
+    if (!q->ops && wr->opcode != IBV_WR_RDMA_READ)
+        return 0; /* an atomic with nothing ahead of it runs at once (it is the READ that is late) */
+    struct mock_op *o = calloc(1, sizeof(*o));
+    if (!o)
+        return 0; /* runs at once */
+    o->seq = seq;
+    if (nonposted || (wr->send_flags & IBV_SEND_FENCE)) {
+        o->run = 1;
+        /* a fifth of the hold (at least 1 ms): longer than a late write that overtakes,
+         * so a WRITE that passes the READ (no fence) lands before what the READ pushes */
+        double wait = (double)c->relaxed_ms * 2e-4;
+        o->due = q->ops ? 0 : mock_now() + (wait > 1e-3 ? wait : 1e-3);
+        o->wr = *wr;
+        o->wr.next = NULL;
+        o->wr.sg_list = o->sge;
+        size_t at = 0;
+        for (int i = 0; i < wr->num_sge && i < MOCK_MAX_SGE; i++) {
+            o->sge[i] = wr->sg_list[i];
+            if ((wr->send_flags & IBV_SEND_INLINE) && at + wr->sg_list[i].length <= sizeof(o->inline_data)) {
+                memcpy(o->inline_data + at, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+                o->sge[i].addr = (uintptr_t)(o->inline_data + at); /* taken at post time */
+                at += wr->sg_list[i].length;
+            }
+        }
+    } else if (!mock_wr_go(c, q, wr, &o->wc)) { /* a WRITE passing them, with nothing to report */
+        free(o);
+        return 1;
+    }
+    struct mock_op **pp = &q->ops;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = o;
+    mock_ticker_start(c);
+    return 1;
+}
+
+/* Every waiting op of q runs and every late write lands (its destruction, or a reset).
+ * Called with c->lock held. */
 void mock_late_drain(struct mock_context *c, struct mock_qp *q)
 {
+    mock_ops_run(c, q, 1, 0);
     mock_late_flush(c, q, 1, 0, 0);
 }
 
