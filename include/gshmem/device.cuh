@@ -13,6 +13,10 @@
  *   gshmemx_{putmem,getmem,putmem_nbi,getmem_nbi,putmem_signal,putmem_signal_nbi}_{warp,block}
  *     Cooperative forms: every thread of the warp (all 32 lanes) or of the block calls
  *     with the same arguments; the copy is spread over the group with 16-byte accesses.
+ *     The source must be ready for every thread of the group when the call starts
+ *     (after __syncwarp / __syncthreads if other threads of the group wrote it): the
+ *     calls do not meet the group before they read it. NVSHMEM's do, so code ported
+ *     from it that writes the source per thread right before the call needs that sync.
  *   gshmemx_signal_op(sig_addr, signal, GSHMEM_SIGNAL_SET|ADD, pe)
  *   gshmemx_{barrier_all,sync_all}_{warp,block}: one warp or block per PE takes part.
  *

@@ -91,7 +91,7 @@ __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, i
  * formed from the linear thread index). Measured on the H200 at 1024 threads against
  * one word a thread over more warps: 0.1 us less from 32 B to 2 KiB. */
 #ifndef GSHMEMI_SIGNAL_LANE_WORDS
-#define GSHMEMI_SIGNAL_LANE_WORDS 4 /* 8 spills in a 1024-thread kernel (64 registers) */
+#define GSHMEMI_SIGNAL_LANE_WORDS 4 /* 8 words a thread spill at the 64 registers of a 1024-thread kernel */
 #endif
 template <bool NBI, typename W>
 __device__ __forceinline__ void putmem_signal_lanes(void *dest, const void *source, size_t n, uint64_t *sig_addr,
