@@ -341,14 +341,18 @@ __global__ void __launch_bounds__(1024)
 {
     const unsigned doffs[W_OFFSETS] = {0, 8, 16, 8, 4}, soffs[W_OFFSETS] = {0, 8, 0, 24, 4};
     int n = gshmem_n_pes(), my = gshmem_my_pe(), right = (my + 1) % n, left = (my + n - 1) % n;
-    /* Blocks may be 2-D: the calls number threads x-fastest, as CUDA forms warps. */
-    const unsigned tid = threadIdx.x + blockDim.x * threadIdx.y, nt = blockDim.x * blockDim.y;
+    /* Blocks may be 2-D or 3-D: the calls number threads x-fastest, as CUDA forms warps. */
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z),
+                   nt = blockDim.x * blockDim.y * blockDim.z;
     for (int i = 0; i < W_ROUNDS; i++) {
         int r = r0 + i, sc = i % 3, k = (i / 3) % W_SIZES, o = i / (3 * W_SIZES);
+        if (sc == 1 && nt < 32) sc = 0; /* no whole warp: a thread instead */
         unsigned g = sc == 0 ? 1 : sc == 1 ? 32 : nt;
         unsigned bytes = words_size(k, g), doff = doffs[o] + W_GUARD, soff = soffs[o];
         if (bytes > 16 * 1024 + 16) bytes = 16 * 1024 + 16;
-        bool set = i % 2 == 0, nbi = (i / 2) % 2 == 1;
+        /* SET/ADD and blocking/nbi vary with the size, the offsets and the launch */
+        int mode = (k + o + r0 / W_ROUNDS) % 4;
+        bool set = mode % 2 == 0, nbi = mode / 2 == 1;
         uint64_t value = set ? (uint64_t)r + 1 : 1;
         int op = set ? GSHMEM_SIGNAL_SET : GSHMEM_SIGNAL_ADD;
 
@@ -378,6 +382,11 @@ __global__ void __launch_bounds__(1024)
                 gshmemx_putmem_signal_block(d, s, bytes, sig, value, op, right);
             }
         }
+        /* Once the call (or its quiet) returns, the source is the caller's again: the
+         * group overwrites it at once, so a path that returned before reading all of
+         * it would send the overwritten bytes. */
+        if (tid < g)
+            for (unsigned j = tid; j < bytes; j += g) s[j] = (char)~gpu_pat8(my, j, r);
         __syncthreads();
 
         if (tid == 0) {
@@ -409,7 +418,10 @@ static void test_short_path(void)
     GPU_CHECK_CUDA(cudaMemset(sig, 0, 2 * sizeof(uint64_t)));
     GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gshmem_barrier_all();
-    const dim3 blocks[] = {dim3(40), dim3(8, 5), dim3(96), dim3(32, 3), dim3(256), dim3(1024)};
+    /* 24 and 8x3 threads: blocks under a warp; 200: several copying warps and a partial
+     * last warp; 8x4x3: 3-D. */
+    const dim3 blocks[] = {dim3(40),  dim3(8, 5), dim3(96),      dim3(32, 3), dim3(256),
+                           dim3(1024), dim3(24),  dim3(8, 3), dim3(200), dim3(8, 4, 3)};
     int r0 = 0;
     for (dim3 b : blocks) {
         words_kernel<<<1, b>>>(data, &sig[0], &sig[1], src, r0, log);
@@ -422,7 +434,7 @@ static void test_short_path(void)
     GPU_CHECK_CUDA(cudaFree(src));
     gshmem_free(sig);
     gshmem_free(data);
-    if (me == 0) printf("device put_signal short path ok (%d rounds, blocks of 40..1024 threads, 1-D and 2-D)\n", r0);
+    if (me == 0) printf("device put_signal short path ok (%d rounds, blocks of 24..1024 threads, 1-D, 2-D and 3-D)\n", r0);
 }
 
 int main(void)
