@@ -92,10 +92,10 @@ uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, i
     p->posted = seq;
     p->fence_due = 0;
     if (wr->send_flags & IBV_SEND_SIGNALED) p->last_signaled = seq;
-    if (wr->opcode == IBV_WR_RDMA_WRITE) /* an atomic's write may be relaxed-ordered too */
+    if (wr->opcode == IBV_WR_RDMA_WRITE)
         p->flush_heaps |= ibv_relaxed_heap(net, pe, wr->wr.rdma.remote_addr);
     else if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
-        p->flush_heaps |= ibv_relaxed_heap(net, pe, wr->wr.atomic.remote_addr);
+        p->flush_heaps |= ibv_relaxed_heap(net, pe, wr->wr.atomic.remote_addr); /* its write half */
     return seq;
 }
 
