@@ -80,15 +80,13 @@ int gshmemi_ibv_cuda_gdr_order(int device, int all_devices, char *what, size_t w
         snprintf(what, whatlen, "GPU %d orders GPUDirect RDMA writes %s", device, scope);
         return 0;
     }
-    if (*scope && (options & cudaFlushGPUDirectRDMAWritesOptionHost)) {
-        /* its own kernels only, but other GPUs of this node read this heap directly */
-        snprintf(what, whatlen, "GPU %d orders GPUDirect RDMA writes %s; other GPUs of this node read its heap",
-                 device, scope);
-        return 1;
-    }
     if (options & cudaFlushGPUDirectRDMAWritesOptionHost) {
-        snprintf(what, whatlen, "GPU %d does not order GPUDirect RDMA writes; cudaDeviceFlushGPUDirectRDMAWrites "
-                 "makes them visible", device);
+        if (*scope) /* its own kernels only, but other GPUs of this node read this heap directly */
+            snprintf(what, whatlen, "GPU %d orders GPUDirect RDMA writes %s; other GPUs of this node read its heap",
+                     device, scope);
+        else
+            snprintf(what, whatlen, "GPU %d does not order GPUDirect RDMA writes; cudaDeviceFlushGPUDirectRDMAWrites "
+                     "makes them visible", device);
         return 1;
     }
     snprintf(what, whatlen, "GPU %d neither orders GPUDirect RDMA writes nor offers a flush", device);
