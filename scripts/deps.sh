@@ -2,7 +2,7 @@
 # Installs what gshmem needs to build and test on Debian/Ubuntu (root, or already installed).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libcriterion-dev libhwloc-dev iproute2 procps util-linux
-  libpmix-dev openmpi-bin python3-yaml slurmd slurmctld slurm-client munge dnsmasq-base libibverbs-dev ibverbs-utils)
+  libpmix-dev openmpi-bin python3-yaml slurmd slurmctld slurm-client munge dnsmasq-base libibverbs-dev librdmacm-dev ibverbs-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

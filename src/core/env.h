@@ -62,8 +62,9 @@
     X(IB_SL, INT, ib_sl, "0", "0..15", "InfiniBand service level of ibv queue pairs")                 \
     X(IB_QP_DEPTH, INT, ib_qp_depth, "512", "16..32768",                                             \
       "Work requests each ibv queue pair keeps in flight")                                          \
-    X(IB_CM, ENUM, ib_cm, "bootstrap", "bootstrap",                                                   \
-      "How ibv queue pairs are connected: through the bootstrap's exchange of QP numbers and GIDs")  \
+    X(IB_CM, ENUM, ib_cm, "bootstrap", "bootstrap|rdmacm",                                            \
+      "How ibv queue pairs are connected: the bootstrap's exchange of QP numbers and GIDs, or "      \
+      "librdmacm (address and route resolution from each PE's IPv4 address; the same on every PE)")  \
     X(IB_RELAXED_ORDERING, BOOL, ib_relaxed_ordering, "1", "0|1",                                     \
       "Register host and GPU heaps with PCIe relaxed ordering where the library offers it "          \
       "(put_signal, fence and quiet then first read each heap they wrote)")

@@ -189,18 +189,33 @@ static int ibv_qp_connect(struct ibv_net *net, const struct gshmemi_env *env, co
     return 0;
 }
 
-/* Publishes our endpoint, reads everyone's and connects the queue pairs. */
+static const char *ibv_cm_name(int cm)
+{
+    return cm == GSHMEMI_IBV_CM_RDMACM ? "rdmacm" : "bootstrap";
+}
+
+/* Publishes our endpoint, reads everyone's and connects the queue pairs: directly from
+ * the endpoints (GSHMEM_IB_CM=bootstrap), or through librdmacm at the addresses they
+ * hold (rdmacm; the QP to itself is connected directly either way). */
 static int ibv_connect_all(struct ibv_net *net, struct gshmemi_bootstrap *bs, const struct gshmemi_env *env)
 {
     size_t len = gshmemi_ibv_endpoint_size(net->n_pes);
     uint32_t *qpn = calloc((size_t)net->n_pes, sizeof(*qpn));
     unsigned char *all = calloc((size_t)net->n_pes + 1, len);
-    int rc = qpn && all ? 0 : GSHMEMX_ERR_NOMEM;
+    struct gshmemi_ibv_endpoint *eps = calloc((size_t)net->n_pes, sizeof(*eps));
+    int rc = qpn && all && eps ? 0 : GSHMEMX_ERR_NOMEM;
     for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) qpn[pe] = net->peers[pe].qp ? net->peers[pe].qp->qp_num : 0;
     if (rc == 0) {
-        struct gshmemi_ibv_endpoint me = {
-            net->my_pe, net->n_pes, net->port.link, net->port.mtu, net->port.lid, {0}, net->psn, qpn, 0};
+        struct gshmemi_ibv_endpoint me = {.pe = net->my_pe,
+                                          .n_pes = net->n_pes,
+                                          .link = net->port.link,
+                                          .mtu = net->port.mtu,
+                                          .lid = net->port.lid,
+                                          .psn = net->psn,
+                                          .cm = (int)env->ib_cm,
+                                          .qpn = qpn};
         memcpy(me.gid, net->port.gid, 16);
+        gshmemi_ibv_cm_address(net, me.cm_ip, &me.cm_port);
         gshmemi_ibv_endpoint_encode(&me, all + (size_t)net->n_pes * len);
         rc = bs->ops->allgather(bs, all + (size_t)net->n_pes * len, all, len);
     }
@@ -219,10 +234,19 @@ static int ibv_connect_all(struct ibv_net *net, struct gshmemi_bootstrap *bs, co
                                    net->port.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE", net->port.dev,
                                    net->port.port);
             rc = GSHMEMX_ERR_NOT_SUPPORTED;
-        } else {
+        } else if (ep.cm != (int)env->ib_cm) {
+            GSHMEMI_IBV_SETUP_FAIL(net,
+                                   "PE %d: ibv: PE %d connects queue pairs with GSHMEM_IB_CM=%s, this PE with %s: set "
+                                   "the same on every PE",
+                                   net->my_pe, pe, ibv_cm_name(ep.cm), ibv_cm_name((int)env->ib_cm));
+            rc = GSHMEMX_ERR_CONFIG;
+        } else if (ep.cm == GSHMEMI_IBV_CM_BOOTSTRAP || pe == net->my_pe) {
             rc = ibv_qp_connect(net, env, &ep);
         }
+        eps[pe] = ep;
     }
+    if (rc == 0 && env->ib_cm == GSHMEMI_IBV_CM_RDMACM) rc = gshmemi_ibv_cm_connect(net, env, eps);
+    free(eps);
     free(qpn);
     free(all);
     return rc;
@@ -242,6 +266,7 @@ static void ibv_net_free(struct ibv_net *net)
     for (int i = 0; i < 2; i++)
         if (net->wake[i] >= 0) close(net->wake[i]);
     for (int h = 0; h < net->nheaps; h++) gshmemi_ibv_heap_deregister(net, &net->heaps[h]);
+    gshmemi_ibv_cm_close(net);
     for (int pe = 0; net->peers && pe < net->n_pes; pe++)
         if (net->peers[pe].qp) api->ibv_destroy_qp(net->peers[pe].qp);
     if (net->host_mr) api->ibv_dereg_mr(net->host_mr);
@@ -336,6 +361,10 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
     int rc = net->peers ? ibv_net_resources(net, env, remote) : GSHMEMX_ERR_NOMEM;
     /* every PE enters each exchange, so one that failed does not leave the others waiting */
     rc = ibv_agree(net, bs, rc, "set up its RDMA resources");
+    /* every PE takes this step, whatever its GSHMEM_IB_CM: a mismatch shows in the endpoints */
+    if (rc == 0)
+        rc = ibv_agree(net, bs, env->ib_cm == GSHMEMI_IBV_CM_RDMACM ? gshmemi_ibv_cm_listen(net, env) : 0,
+                       "listen for librdmacm connections");
     if (rc == 0) rc = ibv_agree(net, bs, ibv_connect_all(net, bs, env), "connect its queue pairs");
     if (rc == 0 && (pipe2(net->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
                     fcntl(net->ctx->async_fd, F_SETFL, fcntl(net->ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0))
@@ -347,10 +376,12 @@ static int ibv_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
         return rc;
     }
     GSHMEMI_INFO(
-        TRANSPORT, "PE %d: ibv: %s port %d (%s, MTU %d, GID index %d, %s), %d-deep queue pairs, %d bytes inline",
+        TRANSPORT,
+        "PE %d: ibv: %s port %d (%s, MTU %d, GID index %d, %s), %d-deep queue pairs connected through %s, %d bytes "
+        "inline",
         net->my_pe, net->port.dev, net->port.port, net->port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand",
         128 << net->port.mtu, net->port.gid_index, net->port.pci[0] ? net->port.pci : "PCI path unknown", net->qp_depth,
-        net->max_inline);
+        env->ib_cm == GSHMEMI_IBV_CM_RDMACM ? "librdmacm" : "the bootstrap", net->max_inline);
     *out = net;
     return 0;
 }

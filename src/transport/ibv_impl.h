@@ -90,8 +90,11 @@ struct ibv_heapreg {
     int *peer_flush;                   /* [n_pes] writes into its registration need a flush read */
 };
 
+struct ibv_cm;
+
 struct ibv_net {
     const struct gshmemi_ibv_api *api;
+    struct ibv_cm *cm; /* GSHMEM_IB_CM=rdmacm: the connection manager's state (ibv_cm.c) */
     int refs;
     int my_pe, n_pes;
     double timeout;
@@ -155,6 +158,22 @@ extern const struct gshmemi_transport_ops gshmemi_ibv_ops;
  * the automatic choice. NULL with the reason in why. */
 struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env,
                                           const char *gpu_pci, struct ibv_port_choice *out, char *why, size_t whylen);
+
+/* ibv_cm.c: GSHMEM_IB_CM=rdmacm. Loads librdmacm and listens on the port's IPv4
+ * address (before the endpoints are exchanged). 0 or a status (logged). */
+int gshmemi_ibv_cm_listen(struct ibv_net *net, const struct gshmemi_env *env);
+/* The address it listens on (zeros before listen). */
+void gshmemi_ibv_cm_address(const struct ibv_net *net, uint8_t ip[4], uint16_t *port);
+/* Connects the QP of every other PE that has one: calls the higher PEs at the addresses
+ * in eps[] (every PE's decoded endpoint), answers the lower ones; within GSHMEM_TIMEOUT.
+ * 0 or a status (logged, naming the peer). */
+int gshmemi_ibv_cm_connect(struct ibv_net *net, const struct gshmemi_env *env, const struct gshmemi_ibv_endpoint *eps);
+void gshmemi_ibv_cm_close(struct ibv_net *net);
+/* The IPv4 address librdmacm reaches port by: the IPv4-mapped GID of a RoCE port, the
+ * address of an InfiniBand port's IPoIB interface. 0, or -1 with the reason. */
+int gshmemi_ibv_cm_port_address(const struct ibv_port_choice *port, uint8_t ip[4], char *why, size_t whylen);
+/* The librdmacm file loaded, or NULL with the reason (gshmem-info). */
+const char *gshmemi_ibv_cm_library(char *why, size_t whylen);
 
 /* ibv_mr.c: registers heap (in chunks; DMA-BUF, then nvidia-peermem, for a device
  * heap) and the net's host memory. 0 or a status (logged). */

@@ -83,6 +83,8 @@ void gshmemi_transport_ibv_describe(FILE *out)
         return;
     }
     fprintf(out, "  libibverbs: %s\n", api->path[0] ? api->path : "libibverbs.so.1");
+    const char *cm = gshmemi_ibv_cm_library(why, sizeof(why));
+    fprintf(out, "  librdmacm (GSHMEM_IB_CM=rdmacm): %s\n", cm ? (cm[0] ? cm : "librdmacm.so.1") : why);
     int n = 0;
     struct ibv_device **list = api->ibv_get_device_list(&n);
     if (!list || n == 0) fprintf(out, "  no RDMA device (ibv_devices lists none): ibv is not used\n");
@@ -116,6 +118,25 @@ static void check_gpudirect(FILE *out, const struct gshmemi_ibv_api *api, int de
     }
 }
 
+/* GSHMEM_IB_CM=rdmacm: the library, and an IPv4 address on the port. */
+static void check_rdmacm(FILE *out, const struct ibv_port_choice *port, int *fails)
+{
+    char why[384];
+    uint8_t ip[4];
+    const char *lib = gshmemi_ibv_cm_library(why, sizeof(why));
+    if (!lib) {
+        *fails += gshmemi_check_line(out, GSHMEMI_CHECK_FAIL, "rdmacm", "GSHMEM_IB_CM=rdmacm, but %s", why);
+        gshmemi_check_fix(out, "apt-get install librdmacm1 (rdma-core), or unset GSHMEM_IB_CM");
+    } else if (gshmemi_ibv_cm_port_address(port, ip, why, sizeof(why)) != 0) {
+        *fails += gshmemi_check_line(out, GSHMEMI_CHECK_FAIL, "rdmacm", "GSHMEM_IB_CM=rdmacm: %s port %d: %s",
+                                     port->dev, port->port, why);
+        gshmemi_check_fix(out, "give the port's netdev (IPoIB on InfiniBand) an IPv4 address: ip addr add ... dev ...");
+    } else {
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdmacm", "%s; connections to %u.%u.%u.%u (%s port %d)",
+                           lib[0] ? lib : "librdmacm.so.1", ip[0], ip[1], ip[2], ip[3], port->dev, port->port);
+    }
+}
+
 void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n_devices, int device_heap, int *fails)
 {
     char why[384] = "";
@@ -145,6 +166,7 @@ void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n
                            port.port, port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand", 128 << port.mtu,
                            port.gid_index);
         api->ibv_close_device(ctx);
+        if (env->ib_cm == GSHMEMI_IBV_CM_RDMACM) check_rdmacm(out, &port, fails);
     }
     check_gpudirect(out, api, device_heap);
 }

@@ -1,8 +1,12 @@
-/* GSHMEM_IB_HCA parsing and matching, and the GID choice (ibv_select.h). */
+/* GSHMEM_IB_HCA parsing and matching, the GID choice, a port's netdev (ibv_select.h). */
 #include "transport/ibv_select.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int hca_bad(char *why, size_t whylen, const char *text, const char *what)
 {
@@ -144,4 +148,66 @@ int gshmemi_ib_pci_closeness(const char *a, const char *b)
         if (!a[la] || !b[lb]) return shared;
         a += la + 1, b += lb + 1;
     }
+}
+
+int gshmemi_ib_gid_ipv4(const uint8_t gid[16], uint8_t ip[4])
+{
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (memcmp(gid, mapped, 12) != 0) return 0;
+    memcpy(ip, gid + 12, 4);
+    return 1;
+}
+
+/* The number in file path, or -1. */
+static long netdev_number(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char text[32] = "";
+    if (!fgets(text, sizeof(text), f)) text[0] = '\0';
+    fclose(f);
+    char *end;
+    long v = strtol(text, &end, 0);
+    return end == text ? -1 : v;
+}
+
+int gshmemi_ib_port_netdev(const char *sysfs_net, const char *dev, int port, char *ifname, size_t iflen, char *why,
+                           size_t whylen)
+{
+    DIR *d = opendir(sysfs_net);
+    if (!d) {
+        snprintf(why, whylen, "cannot list %s: %s", sysfs_net, strerror(errno));
+        return -1;
+    }
+    int found = 0, others = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s/device/infiniband/%s", sysfs_net, e->d_name, dev);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        /* dev_port counts a device's ports from 0; old kernels put it in dev_id */
+        snprintf(path, sizeof(path), "%s/%s/dev_port", sysfs_net, e->d_name);
+        long at = netdev_number(path);
+        snprintf(path, sizeof(path), "%s/%s/dev_id", sysfs_net, e->d_name);
+        long id = netdev_number(path);
+        if (at <= 0 && id > 0) at = id;
+        if (at < 0) at = 0;
+        if (at != port - 1) {
+            others++;
+            continue;
+        }
+        snprintf(ifname, iflen, "%s", e->d_name);
+        found = 1;
+    }
+    closedir(d);
+    if (found) return 0;
+    if (others)
+        snprintf(why, whylen, "%d network interface%s of %s, none for port %d", others, others == 1 ? "" : "s", dev,
+                 port);
+    else
+        snprintf(why, whylen, "no network interface of %s in %s (IPoIB not loaded, or no netdev for the port)", dev,
+                 sysfs_net);
+    return -1;
 }

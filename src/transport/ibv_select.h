@@ -54,4 +54,15 @@ int gshmemi_ib_gid_choose(const struct gshmemi_ib_gid *gids, int n, int is_ib, i
  * a GPU shares more than one behind another root port or socket. */
 int gshmemi_ib_pci_closeness(const char *a, const char *b);
 
+/* The IPv4 address in an IPv4-mapped GID (::ffff:a.b.c.d), the address librdmacm
+ * resolves for a RoCE port: 1 with ip filled, 0 when the GID holds none. */
+int gshmemi_ib_gid_ipv4(const uint8_t gid[16], uint8_t ip[4]);
+
+/* The network interface of port `port` of RDMA device `dev` (an IPoIB or Ethernet
+ * netdev whose sysfs entry sysfs_net/<if>/device/infiniband/<dev> exists and whose
+ * dev_port is port - 1), looked up under sysfs_net ("/sys/class/net"). 0 with its name,
+ * or -1 with the reason. */
+int gshmemi_ib_port_netdev(const char *sysfs_net, const char *dev, int port, char *ifname, size_t iflen, char *why,
+                           size_t whylen);
+
 #endif

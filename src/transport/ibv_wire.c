@@ -8,7 +8,8 @@
 
 #define IBV_EP_MAGIC 0x56424947u   /* "GIBV" */
 #define IBV_KEYS_MAGIC 0x4d424947u /* "GIBM" */
-#define IBV_EP_HEADER 40
+#define IBV_CM_MAGIC 0x4d434947u   /* "GICM" */
+#define IBV_EP_HEADER 48
 
 static void put16(unsigned char *p, uint16_t v)
 {
@@ -67,6 +68,9 @@ void gshmemi_ibv_endpoint_encode(const struct gshmemi_ibv_endpoint *ep, unsigned
     put32(out + 16, (uint32_t)ep->n_pes);
     put32(out + 20, ep->psn);
     memcpy(out + 24, ep->gid, 16);
+    out[10] = (unsigned char)ep->cm;
+    memcpy(out + 40, ep->cm_ip, 4);
+    put16(out + 44, ep->cm_port);
     for (int i = 0; i < ep->n_pes; i++) put32(out + IBV_EP_HEADER + 4 * (size_t)i, ep->qpn[i]);
 }
 
@@ -92,6 +96,9 @@ int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from,
     ep->n_pes = (int)get32(blob + 16);
     ep->psn = get32(blob + 20);
     memcpy(ep->gid, blob + 24, 16);
+    ep->cm = blob[10];
+    memcpy(ep->cm_ip, blob + 40, 4);
+    ep->cm_port = get16(blob + 44);
     if (ep->pe != from) return wire_fail(why, whylen, "claims to be PE %d", ep->pe);
     if (ep->n_pes != n_pes) return wire_fail(why, whylen, "was built for %d PEs, the job has %d", ep->n_pes, n_pes);
     if (len != gshmemi_ibv_endpoint_size(n_pes))
@@ -105,11 +112,43 @@ int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from,
     if (ep->link == GSHMEMI_IBV_LINK_ETH && gid_is_zero(ep->gid))
         return wire_fail(why, whylen, "RoCE port without a GID");
     if (ep->psn > 0xffffff) return wire_fail(why, whylen, "PSN 0x%x wider than 24 bits", ep->psn);
+    if (ep->cm != GSHMEMI_IBV_CM_BOOTSTRAP && ep->cm != GSHMEMI_IBV_CM_RDMACM)
+        return wire_fail(why, whylen, "unknown connection manager %d", ep->cm);
+    if (ep->cm == GSHMEMI_IBV_CM_RDMACM && (!(ep->cm_ip[0] | ep->cm_ip[1] | ep->cm_ip[2] | ep->cm_ip[3]) || !ep->cm_port))
+        return wire_fail(why, whylen, "librdmacm address %u.%u.%u.%u port %u cannot be reached", ep->cm_ip[0],
+                         ep->cm_ip[1], ep->cm_ip[2], ep->cm_ip[3], ep->cm_port);
     ep->qpn = NULL;
     if (me < 0 || me >= n_pes) return wire_fail(why, whylen, "PE %d outside the job", me);
     ep->qpn_to_me = get32(blob + IBV_EP_HEADER + 4 * (size_t)me);
     if (ep->qpn_to_me == 0 || ep->qpn_to_me > 0xffffff)
         return wire_fail(why, whylen, "invalid QP number 0x%x for PE %d", ep->qpn_to_me, me);
+    return 0;
+}
+
+void gshmemi_ibv_cm_private_encode(int pe, int n_pes, unsigned char out[GSHMEMI_IBV_CM_PRIVATE_SIZE])
+{
+    memset(out, 0, GSHMEMI_IBV_CM_PRIVATE_SIZE);
+    put32(out, IBV_CM_MAGIC);
+    put16(out + 4, GSHMEMI_IBV_WIRE_VERSION);
+    put32(out + 8, (uint32_t)pe);
+    put32(out + 12, (uint32_t)n_pes);
+}
+
+int gshmemi_ibv_cm_private_decode(const void *data, size_t len, int n_pes, int *pe, char *why, size_t whylen)
+{
+    const unsigned char *b = data;
+    /* the CM may pad the private data with zeros (InfiniBand CM messages have a fixed size) */
+    if (!b || len < GSHMEMI_IBV_CM_PRIVATE_SIZE)
+        return wire_fail(why, whylen, "%zu bytes of private data, %d expected", b ? len : 0,
+                         GSHMEMI_IBV_CM_PRIVATE_SIZE);
+    if (get32(b) != IBV_CM_MAGIC) return wire_fail(why, whylen, "not a gshmem connection (bad magic)");
+    unsigned version = get16(b + 4);
+    if (version != GSHMEMI_IBV_WIRE_VERSION)
+        return wire_fail(why, whylen, "version %u, this build speaks %d", version, GSHMEMI_IBV_WIRE_VERSION);
+    uint32_t from = get32(b + 8), n = get32(b + 12);
+    if (n != (uint32_t)n_pes) return wire_fail(why, whylen, "from a job of %u PEs, this one has %d", n, n_pes);
+    if (from >= n) return wire_fail(why, whylen, "from PE %u, outside the job", from);
+    *pe = (int)from;
     return 0;
 }
 

@@ -12,10 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GSHMEMI_IBV_WIRE_VERSION 1
+#define GSHMEMI_IBV_WIRE_VERSION 2 /* 2: the endpoint carries the connection manager and its address */
 #define GSHMEMI_IBV_MAX_CHUNKS 64 /* registrations per heap */
 
 enum gshmemi_ibv_link { GSHMEMI_IBV_LINK_IB = 1, GSHMEMI_IBV_LINK_ETH = 2 };
+/* How queue pairs are connected (GSHMEM_IB_CM): every PE must use the same. */
+enum gshmemi_ibv_cm { GSHMEMI_IBV_CM_BOOTSTRAP = 0, GSHMEMI_IBV_CM_RDMACM = 1 };
 
 /* One PE's address: how to reach its port, and the QP it created for each PE. */
 struct gshmemi_ibv_endpoint {
@@ -25,6 +27,9 @@ struct gshmemi_ibv_endpoint {
     uint16_t lid;        /* InfiniBand */
     uint8_t gid[16];     /* RoCE (and routed InfiniBand) */
     uint32_t psn;        /* first packet sequence number of all its QPs */
+    int cm;              /* enum gshmemi_ibv_cm */
+    uint8_t cm_ip[4];    /* rdmacm: the IPv4 address it listens on (network order) */
+    uint16_t cm_port;    /* rdmacm: and the port */
     const uint32_t *qpn; /* encode: [n_pes], 0 where it has no QP (itself, PEs it does not reach) */
     uint32_t qpn_to_me;  /* decode: its QP for the decoding PE */
 };
@@ -36,6 +41,14 @@ void gshmemi_ibv_endpoint_encode(const struct gshmemi_ibv_endpoint *ep, unsigned
  * 0, or -1 with the reason in why ("version 2, this build speaks 1", ...). */
 int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from, int me, int n_pes,
                                 struct gshmemi_ibv_endpoint *ep, char *why, size_t whylen);
+
+/* The private data of a librdmacm connection request and of its answer: who is
+ * calling (or answering). */
+#define GSHMEMI_IBV_CM_PRIVATE_SIZE 16
+void gshmemi_ibv_cm_private_encode(int pe, int n_pes, unsigned char out[GSHMEMI_IBV_CM_PRIVATE_SIZE]);
+/* 0 with the caller's PE, or -1 with the reason (not ours, another version, another
+ * job size, a PE outside the job). */
+int gshmemi_ibv_cm_private_decode(const void *data, size_t len, int n_pes, int *pe, char *why, size_t whylen);
 
 /* One PE's registration of one heap: chunk i covers [addr + i*chunk, ...). */
 struct gshmemi_ibv_heapkeys {

@@ -5,7 +5,10 @@
 #include <criterion/criterion.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static struct gshmemi_ib_hca_filter parse_ok(const char *text)
 {
@@ -208,4 +211,86 @@ Test(ib_pci, a_component_prefixing_another_does_not_count)
                  "a path and a device below it share the whole shorter path");
     cr_expect_eq(closeness("/sys/devices/pci0000:00/", "/sys/devices/pci0000:00/0000:00:01.0"), 3,
                  "a trailing slash adds no component");
+}
+
+/* ---- librdmacm addresses: the IPv4 address of a GID, a port's network interface ---- */
+
+Test(ib_addr, ipv4_mapped_gids_give_their_address)
+{
+    uint8_t gid[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 3, 9}, ip[4] = {1, 2, 3, 4};
+    cr_assert_eq(gshmemi_ib_gid_ipv4(gid, ip), 1);
+    cr_assert(ip[0] == 198 && ip[1] == 18 && ip[2] == 3 && ip[3] == 9);
+    static const uint8_t not_mapped[][16] = {
+        {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x4d, 0x4b, 0xff, 0xfe, 0, 0, 1}, /* link-local */
+        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe, 198, 18, 3, 9},            /* one bit off */
+        {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 198, 18, 3, 9},
+        {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 18, 3, 9},
+    };
+    for (size_t i = 0; i < sizeof(not_mapped) / 16; i++) {
+        uint8_t keep[4] = {7, 7, 7, 7};
+        cr_assert_eq(gshmemi_ib_gid_ipv4(not_mapped[i], keep), 0, "GID %zu is not IPv4-mapped", i);
+        cr_assert(keep[0] == 7 && keep[3] == 7, "GID %zu: the address is left alone", i);
+    }
+}
+
+/* A fake /sys/class/net: name -> (device it belongs to, dev_port, dev_id; -1: no file). */
+static void netdev_add(const char *root, const char *name, const char *dev, int dev_port, int dev_id)
+{
+    char path[512], cmd[1024];
+    snprintf(path, sizeof(path), "%s/%s/device/infiniband/%s", root, name, dev);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+    cr_assert_eq(system(cmd), 0);
+    int v[2] = {dev_port, dev_id};
+    const char *file[2] = {"dev_port", "dev_id"};
+    for (int i = 0; i < 2; i++) {
+        if (v[i] < 0) continue;
+        snprintf(path, sizeof(path), "%s/%s/%s", root, name, file[i]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, i ? "0x%x\n" : "%d\n", v[i]);
+        fclose(f);
+    }
+}
+
+Test(ib_addr, the_port_netdev_is_found_by_device_and_port)
+{
+    char root[] = "/tmp/gshmem-netdev-XXXXXX";
+    cr_assert_not_null(mkdtemp(root));
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/lo' '%s/eth0/device'", root, root);
+    cr_assert_eq(system(cmd), 0);
+    netdev_add(root, "ib0", "mlx5_0", 0, 0);
+    netdev_add(root, "ib1", "mlx5_0", 1, 1);
+    netdev_add(root, "ib2", "mlx5_1", -1, -1); /* no dev_port, no dev_id: port 1 */
+    netdev_add(root, "ib3", "mlx4_0", 0, 1);   /* an old kernel: the port in dev_id */
+    struct {
+        const char *dev;
+        int port;
+        const char *want; /* NULL: not found */
+        const char *word;
+    } cases[] = {
+        {"mlx5_0", 1, "ib0", NULL},          {"mlx5_0", 2, "ib1", NULL},
+        {"mlx5_1", 1, "ib2", NULL},          {"mlx4_0", 2, "ib3", NULL},
+        {"mlx5_0", 3, NULL, "none for port 3"}, {"mlx5_9", 1, NULL, "no network interface of mlx5_9"},
+        {"mlx5", 1, NULL, "no network interface"}, /* a prefix is not the device */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char ifname[32] = "untouched", why[256] = "";
+        int rc = gshmemi_ib_port_netdev(root, cases[i].dev, cases[i].port, ifname, sizeof(ifname), why, sizeof(why));
+        if (cases[i].want) {
+            cr_assert_eq(rc, 0, "%s:%d: %s", cases[i].dev, cases[i].port, why);
+            cr_assert_str_eq(ifname, cases[i].want, "%s:%d", cases[i].dev, cases[i].port);
+        } else {
+            cr_assert_eq(rc, -1, "%s:%d found %s", cases[i].dev, cases[i].port, ifname);
+            cr_assert_str_eq(ifname, "untouched");
+            cr_assert(strstr(why, cases[i].word), "%s:%d: '%s' should say '%s'", cases[i].dev, cases[i].port, why,
+                      cases[i].word);
+        }
+    }
+    char ifname[32], why[256];
+    cr_assert_eq(gshmemi_ib_port_netdev("/nonexistent-gshmem", "mlx5_0", 1, ifname, sizeof(ifname), why, sizeof(why)),
+                 -1);
+    cr_assert(strstr(why, "/nonexistent-gshmem"), "%s", why);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -42,9 +42,14 @@ static void ep_make(struct ep_fixture *f, int pe, int n_pes, int link)
     f->ep.lid = (uint16_t)(0x1200 + pe);
     for (int i = 0; i < 16; i++) f->ep.gid[i] = (uint8_t)(0x40 + pe * 3 + i);
     f->ep.psn = (0xabcdefu ^ (uint32_t)pe * 0x101u) & 0xffffffu;
+    if (pe % 2) { /* odd PEs connect through librdmacm */
+        f->ep.cm = GSHMEMI_IBV_CM_RDMACM;
+        f->ep.cm_ip[0] = 198, f->ep.cm_ip[1] = 18, f->ep.cm_ip[2] = (uint8_t)(pe >> 8), f->ep.cm_ip[3] = (uint8_t)pe;
+        f->ep.cm_port = (uint16_t)(20000 + pe);
+    }
     f->ep.qpn = f->qpn;
     f->len = gshmemi_ibv_endpoint_size(n_pes);
-    cr_assert_eq(f->len, 40 + 4 * (size_t)n_pes);
+    cr_assert_eq(f->len, 48 + 4 * (size_t)n_pes);
     /* poisoned, with 16 bytes past the end that encode must not touch */
     f->blob = malloc(f->len + 16);
     cr_assert_not_null(f->blob);
@@ -99,6 +104,9 @@ Test(ibv_endpoint, round_trip_as_every_pe)
                 cr_assert_eq(out.lid, f.ep.lid);
                 cr_assert_arr_eq(out.gid, f.ep.gid, 16);
                 cr_assert_eq(out.psn, f.ep.psn);
+                cr_assert_eq(out.cm, f.ep.cm);
+                cr_assert_arr_eq(out.cm_ip, f.ep.cm_ip, 4);
+                cr_assert_eq(out.cm_port, f.ep.cm_port);
                 cr_assert_null(out.qpn, "decode hands back no qpn array");
                 cr_assert_eq(out.qpn_to_me, qpn_of(pe, me), "n_pes %d, PE %d's QP for PE %d: 0x%x, want 0x%x", n,
                              pe, me, out.qpn_to_me, qpn_of(pe, me));
@@ -112,17 +120,21 @@ Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
 {
     uint32_t qpn[5] = {0x0a0b0c, 0x111213, 0, 0xfffffe, 0x000001};
     struct gshmemi_ibv_endpoint ep = {.pe = 3, .n_pes = 5, .link = GSHMEMI_IBV_LINK_ETH, .mtu = 4, .lid = 0xbeef,
-                                      .psn = 0x123456, .qpn = qpn};
+                                      .psn = 0x123456, .qpn = qpn, .cm = GSHMEMI_IBV_CM_RDMACM,
+                                      .cm_ip = {198, 18, 0, 7}, .cm_port = 0x4e21};
     for (int i = 0; i < 16; i++) ep.gid[i] = (uint8_t)(0xc0 + i);
-    unsigned char b[60 + 8];
+    unsigned char b[68 + 8];
     memset(b, 0xa5, sizeof(b));
     gshmemi_ibv_endpoint_encode(&ep, b);
     cr_expect_eq(memcmp(b, "GIBV", 4), 0, "magic \"GIBV\" at byte 0");
-    cr_expect(b[4] == 1 && b[5] == 0, "version 1, little-endian, at byte 4");
+    cr_expect(b[4] == 2 && b[5] == 0, "version 2, little-endian, at byte 4");
     cr_expect_eq(b[6], GSHMEMI_IBV_LINK_ETH);
     cr_expect_eq(b[7], 4);
     cr_expect(b[8] == 0xef && b[9] == 0xbe, "LID little-endian at byte 8");
-    cr_expect(b[10] == 0 && b[11] == 0, "padding is zeroed, not left as it was");
+    cr_expect_eq(b[10], GSHMEMI_IBV_CM_RDMACM, "connection manager at byte 10");
+    cr_expect_eq(b[11], 0, "padding is zeroed, not left as it was");
+    static const unsigned char cm_at40[8] = {198, 18, 0, 7, 0x21, 0x4e, 0, 0};
+    cr_expect_arr_eq(b + 40, cm_at40, 8, "IPv4 address (network order), port (little-endian), zero padding at 40");
     static const unsigned char pe_le[4] = {3, 0, 0, 0}, n_le[4] = {5, 0, 0, 0}, psn_le[4] = {0x56, 0x34, 0x12, 0};
     cr_expect_arr_eq(b + 12, pe_le, 4);
     cr_expect_arr_eq(b + 16, n_le, 4);
@@ -130,9 +142,9 @@ Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
     cr_expect_arr_eq(b + 24, ep.gid, 16);
     for (int i = 0; i < 5; i++) {
         unsigned char le[4] = {(unsigned char)qpn[i], (unsigned char)(qpn[i] >> 8), (unsigned char)(qpn[i] >> 16), 0};
-        cr_expect_arr_eq(b + 40 + 4 * i, le, 4, "qpn[%d] little-endian at byte %d", i, 40 + 4 * i);
+        cr_expect_arr_eq(b + 48 + 4 * i, le, 4, "qpn[%d] little-endian at byte %d", i, 48 + 4 * i);
     }
-    for (int i = 60; i < 68; i++) cr_expect_eq(b[i], 0xa5, "byte %d past the blob", i);
+    for (int i = 68; i < 76; i++) cr_expect_eq(b[i], 0xa5, "byte %d past the blob", i);
 }
 
 /* Decoding must fail with a reason containing word. */
@@ -160,15 +172,17 @@ Test(ibv_endpoint, malformed_blobs_are_refused_with_a_reason)
     cr_assert_eq(ep_decode(b, f.len, 1, 2, 4, &out, why, sizeof(why)), 0, "the unmodified blob decodes: %s", why);
 
     ep_refused(b, 0, 1, 2, 4, "shorter", "an empty blob");
-    ep_refused(b, 39, 1, 2, 4, "shorter", "39 bytes");
+    ep_refused(b, 47, 1, 2, 4, "shorter", "47 bytes");
     FRESH(), b[0] = 'X';
     ep_refused(b, f.len, 1, 2, 4, "magic", "bad magic");
     FRESH(), memcpy(b, "GIBM", 4);
     ep_refused(b, f.len, 1, 2, 4, "magic", "a heap keys magic");
-    FRESH(), put16le(b + 4, 2);
-    ep_refused(b, f.len, 1, 2, 4, "version 2", "version 2");
-    FRESH(), put16le(b + 4, 0x100);
-    ep_refused(b, f.len, 1, 2, 4, "version 256", "version 1 read big-endian");
+    FRESH(), put16le(b + 4, 1);
+    ep_refused(b, f.len, 1, 2, 4, "version 1", "version 1 (no connection manager field)");
+    FRESH(), put16le(b + 4, 3);
+    ep_refused(b, f.len, 1, 2, 4, "version 3", "version 3");
+    FRESH(), put16le(b + 4, 0x200);
+    ep_refused(b, f.len, 1, 2, 4, "version 512", "version 2 read big-endian");
     FRESH();
     ep_refused(b, f.len, 0, 2, 4, "PE 1", "PE 1's blob published as PE 0's");
     FRESH(), put32le(b + 12, 0xffffffffu);
@@ -179,7 +193,7 @@ Test(ibv_endpoint, malformed_blobs_are_refused_with_a_reason)
     FRESH();
     ep_refused(b, f.len - 1, 1, 2, 4, "expected", "one byte short");
     ep_refused(b, f.len + 4, 1, 2, 4, "expected", "four bytes long");
-    ep_refused(b, 40, 1, 2, 4, "expected", "the header alone");
+    ep_refused(b, 48, 1, 2, 4, "expected", "the header alone");
     for (int link = 0; link < 256; link += (link < 4 ? 1 : 61)) {
         if (link == GSHMEMI_IBV_LINK_IB || link == GSHMEMI_IBV_LINK_ETH) continue;
         FRESH(), b[6] = (unsigned char)link;
@@ -221,16 +235,29 @@ Test(ibv_endpoint, malformed_blobs_are_refused_with_a_reason)
     cr_expect_eq(ep_decode(b, f.len, 1, 2, 4, &out, why, sizeof(why)), 0, "PSN 0xffffff: %s", why);
     cr_expect_eq(out.psn, 0xffffffu);
 
-    FRESH(), put32le(b + 40 + 4 * 2, 0);
+    FRESH(), put32le(b + 48 + 4 * 2, 0);
     ep_refused(b, f.len, 1, 2, 4, "QP", "no QP for PE 2");
     cr_expect_eq(ep_decode(b, f.len, 1, 3, 4, &out, why, sizeof(why)), 0, "PE 3 is not bothered by PE 2's 0: %s",
                  why);
     cr_expect_eq(out.qpn_to_me, qpn_of(1, 3));
-    FRESH(), put32le(b + 40 + 4 * 2, 0x1000000);
+    FRESH(), put32le(b + 48 + 4 * 2, 0x1000000);
     ep_refused(b, f.len, 1, 2, 4, "QP", "QP number 0x1000000");
-    FRESH(), put32le(b + 40 + 4 * 2, 0xffffff);
+    FRESH(), put32le(b + 48 + 4 * 2, 0xffffff);
     cr_expect_eq(ep_decode(b, f.len, 1, 2, 4, &out, why, sizeof(why)), 0, "QP number 0xffffff: %s", why);
     cr_expect_eq(out.qpn_to_me, 0xffffffu);
+
+    /* PE 1 (odd) publishes a librdmacm address */
+    FRESH(), b[10] = 2;
+    ep_refused(b, f.len, 1, 2, 4, "connection manager", "connection manager 2");
+    FRESH(), b[10] = 255;
+    ep_refused(b, f.len, 1, 2, 4, "connection manager", "connection manager 255");
+    FRESH(), memset(b + 40, 0, 4);
+    ep_refused(b, f.len, 1, 2, 4, "librdmacm address 0.0.0.0", "librdmacm without an address");
+    FRESH(), put16le(b + 44, 0);
+    ep_refused(b, f.len, 1, 2, 4, "port 0", "librdmacm without a port");
+    FRESH(), b[10] = GSHMEMI_IBV_CM_BOOTSTRAP, memset(b + 40, 0, 6);
+    cr_expect_eq(ep_decode(b, f.len, 1, 2, 4, &out, why, sizeof(why)), 0, "bootstrap needs no address: %s", why);
+    cr_expect_eq(out.cm, GSHMEMI_IBV_CM_BOOTSTRAP);
 
     FRESH();
     ep_refused(b, f.len, 1, -1, 4, "outside", "decoded as PE -1");
@@ -276,8 +303,11 @@ static void ep_fuzz_one(const unsigned char *blob, size_t len, int from, int me,
     cr_assert(out.link == GSHMEMI_IBV_LINK_IB || out.link == GSHMEMI_IBV_LINK_ETH, "%s: link %d", what, out.link);
     cr_assert(out.mtu >= 1 && out.mtu <= 5, "%s: MTU %d", what, out.mtu);
     cr_assert(out.psn <= 0xffffff, "%s: PSN 0x%x", what, out.psn);
+    cr_assert(out.cm == GSHMEMI_IBV_CM_BOOTSTRAP || out.cm == GSHMEMI_IBV_CM_RDMACM, "%s: CM %d", what, out.cm);
+    if (out.cm == GSHMEMI_IBV_CM_RDMACM)
+        cr_assert((out.cm_ip[0] | out.cm_ip[1] | out.cm_ip[2] | out.cm_ip[3]) && out.cm_port, "%s: address", what);
     cr_assert(out.qpn_to_me >= 1 && out.qpn_to_me <= 0xffffff, "%s: QP 0x%x", what, out.qpn_to_me);
-    cr_assert_eq(out.qpn_to_me, get32le(blob + 40 + 4 * (size_t)me), "%s", what);
+    cr_assert_eq(out.qpn_to_me, get32le(blob + 48 + 4 * (size_t)me), "%s", what);
 }
 
 Test(ibv_endpoint, fuzz_corruptions_and_random_bytes)
@@ -319,8 +349,8 @@ Test(ibv_endpoint, fuzz_corruptions_and_random_bytes)
         unsigned char *r = malloc(len ? len : 1);
         cr_assert_not_null(r);
         for (size_t i = 0; i < len; i++) r[i] = (unsigned char)rng();
-        if (len >= 6 && rng() % 2) memcpy(r, "GIBV\1\0", 6);
-        int n_pes = len >= 40 && rng() % 2 ? (int)((len - 40) / 4) : (int)(rng() % 20);
+        if (len >= 6 && rng() % 2) memcpy(r, "GIBV\2\0", 6);
+        int n_pes = len >= 48 && rng() % 2 ? (int)((len - 48) / 4) : (int)(rng() % 20);
         int from = len >= 16 && rng() % 2 ? (int)get32le(r + 12) : (int)(rng() % 20);
         if (len >= 20 && rng() % 2) put32le(r + 16, (uint32_t)n_pes);
         int me = (int)(rng() % 22) - 1;
@@ -329,6 +359,62 @@ Test(ibv_endpoint, fuzz_corruptions_and_random_bytes)
         free(r);
     }
     ep_free(&f);
+}
+
+/* ------------------------------------------------ librdmacm connection private data */
+
+TestSuite(ibv_cm_private, .timeout = 60);
+
+Test(ibv_cm_private, round_trip_layout_and_padding)
+{
+    static const int sizes[] = {1, 2, 5, 4096};
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+        for (int pe = 0; pe < sizes[s]; pe += 1 + pe * 3) {
+            unsigned char b[56];
+            memset(b, 0xa5, sizeof(b));
+            gshmemi_ibv_cm_private_encode(pe, sizes[s], b);
+            cr_assert_eq(memcmp(b, "GICM", 4), 0);
+            cr_assert(b[4] == 2 && b[5] == 0 && b[6] == 0 && b[7] == 0, "version 2, then zeros");
+            cr_assert_eq(get32le(b + 8), (uint32_t)pe);
+            cr_assert_eq(get32le(b + 12), (uint32_t)sizes[s]);
+            for (int i = GSHMEMI_IBV_CM_PRIVATE_SIZE; i < 56; i++) cr_assert_eq(b[i], 0xa5, "byte %d written", i);
+            /* an InfiniBand CM pads private data with zeros to its fixed size */
+            memset(b + GSHMEMI_IBV_CM_PRIVATE_SIZE, 0, 56 - GSHMEMI_IBV_CM_PRIVATE_SIZE);
+            for (size_t len = GSHMEMI_IBV_CM_PRIVATE_SIZE; len <= 56; len += 40) {
+                int got = -7;
+                char why[128] = "";
+                cr_assert_eq(gshmemi_ibv_cm_private_decode(b, len, sizes[s], &got, why, sizeof(why)), 0, "%s", why);
+                cr_assert_eq(got, pe);
+            }
+        }
+}
+
+static void cm_refused(const void *b, size_t len, int n_pes, const char *word, const char *what)
+{
+    int pe = -7;
+    char why[128] = "";
+    cr_assert_eq(gshmemi_ibv_cm_private_decode(b, len, n_pes, &pe, why, sizeof(why)), -1, "%s accepted", what);
+    cr_assert_eq(pe, -7, "%s: the PE is left alone", what);
+    cr_assert(strstr(why, word) != NULL, "%s: reason '%s' should mention '%s'", what, why, word);
+}
+
+Test(ibv_cm_private, strangers_are_refused_with_a_reason)
+{
+    unsigned char b[GSHMEMI_IBV_CM_PRIVATE_SIZE];
+    gshmemi_ibv_cm_private_encode(3, 8, b);
+    cm_refused(NULL, 0, 8, "0 bytes", "no private data");
+    cm_refused(b, GSHMEMI_IBV_CM_PRIVATE_SIZE - 1, 8, "15 bytes", "one byte short");
+    cm_refused(b, sizeof(b), 9, "8 PEs", "another job size");
+    b[0] = 'X';
+    cm_refused(b, sizeof(b), 8, "magic", "bad magic");
+    gshmemi_ibv_cm_private_encode(3, 8, b), put16le(b + 4, 1);
+    cm_refused(b, sizeof(b), 8, "version 1", "version 1");
+    gshmemi_ibv_cm_private_encode(3, 8, b), memcpy(b, "GIBV", 4);
+    cm_refused(b, sizeof(b), 8, "magic", "an endpoint's magic");
+    gshmemi_ibv_cm_private_encode(8, 8, b);
+    cm_refused(b, sizeof(b), 8, "PE 8", "PE 8 of 8");
+    gshmemi_ibv_cm_private_encode(-1, 8, b);
+    cm_refused(b, sizeof(b), 8, "outside", "PE -1");
 }
 
 /* ---------------------------------------------------------------- heap key blobs */
@@ -384,7 +470,7 @@ Test(ibv_heapkeys, round_trip_with_1_3_and_64_chunks)
         unsigned char b[GSHMEMI_IBV_HEAPKEYS_SIZE + 8];
         keys_encode(&in[t], b);
         cr_expect_eq(memcmp(b, "GIBM", 4), 0, "magic \"GIBM\" at byte 0");
-        cr_expect(b[4] == 1 && b[5] == 0, "version 1 little-endian at byte 4");
+        cr_expect(b[4] == 2 && b[5] == 0, "version 2 little-endian at byte 4");
         cr_expect_eq(b[6], in[t].heap_index);
         cr_expect_eq(b[7], in[t].nchunks);
         cr_expect_eq(get64le(b + 8), in[t].addr, "address little-endian at byte 8");
@@ -428,8 +514,10 @@ Test(ibv_heapkeys, malformed_blobs_are_refused_with_a_reason)
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "magic", "bad magic");
     keys_encode(&good, b), memcpy(b, "GIBV", 4);
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "magic", "an endpoint's magic");
-    keys_encode(&good, b), put16le(b + 4, 2);
-    keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "version 2", "version 2");
+    keys_encode(&good, b), put16le(b + 4, 1);
+    keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "version 1", "version 1");
+    keys_encode(&good, b), put16le(b + 4, 3);
+    keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "version 3", "version 3");
     keys_encode(&good, b);
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, 3, 0, "heap", "heap 2's keys taken for heap 3");
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H + 256, 0, "heap", "heap 258 (its index does not fit a byte)");
