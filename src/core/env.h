@@ -62,6 +62,9 @@
     X(IB_SL, INT, ib_sl, "0", "0..15", "InfiniBand service level of ibv queue pairs")                 \
     X(IB_QP_DEPTH, INT, ib_qp_depth, "512", "16..32768",                                             \
       "Work requests each ibv queue pair keeps in flight")                                          \
+    X(IB_MAX_RAILS, INT, ib_max_rails, "4", "1..4",                                                   \
+      "Most RDMA ports one PE uses: the allowed active ports as near its GPU as the nearest; each "  \
+      "remote PE's queue pair goes on one of them in turn (1 with GSHMEM_IB_CM=rdmacm)")             \
     X(IB_CM, ENUM, ib_cm, "bootstrap", "bootstrap|rdmacm",                                            \
       "How ibv queue pairs are connected: the bootstrap's exchange of QP numbers and GIDs, or "      \
       "librdmacm (address and route resolution from each PE's IPv4 address; the same on every PE)")  \

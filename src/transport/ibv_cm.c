@@ -181,9 +181,9 @@ int gshmemi_ibv_cm_port_address(const struct ibv_port_choice *port, uint8_t ip[4
 static int cm_same_port(struct ibv_net *net, struct rdma_cm_id *id, char *why, size_t whylen)
 {
     const char *dev = id->verbs && id->verbs->device ? id->verbs->device->name : "no device";
-    if (strcmp(dev, net->port.dev) == 0 && id->port_num == net->port.port) return 1;
+    if (strcmp(dev, net->rails[0].port.dev) == 0 && id->port_num == net->rails[0].port.port) return 1;
     snprintf(why, whylen, "librdmacm reaches it through %s port %d, but the queue pairs are on %s port %d", dev,
-             id->port_num, net->port.dev, net->port.port);
+             id->port_num, net->rails[0].port.dev, net->rails[0].port.port);
     return 0;
 }
 
@@ -202,9 +202,9 @@ int gshmemi_ibv_cm_listen(struct ibv_net *net, const struct gshmemi_env *env)
     }
     cm->api = api;
     net->cm = cm;
-    if (gshmemi_ibv_cm_port_address(&net->port, cm->ip, why, sizeof(why)) != 0) {
+    if (gshmemi_ibv_cm_port_address(&net->rails[0].port, cm->ip, why, sizeof(why)) != 0) {
         GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: GSHMEM_IB_CM=rdmacm needs an IPv4 address on %s port %d: %s",
-                               net->my_pe, net->port.dev, net->port.port, why);
+                               net->my_pe, net->rails[0].port.dev, net->rails[0].port.port, why);
         return GSHMEMX_ERR_NOT_SUPPORTED;
     }
     const char *step = "create an event channel";
@@ -215,7 +215,7 @@ int gshmemi_ibv_cm_listen(struct ibv_net *net, const struct gshmemi_env *env)
     if (ok) step = "listen", ok = api->rdma_listen(cm->listen, net->n_pes) == 0;
     if (!ok) {
         GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: librdmacm cannot %s on %u.%u.%u.%u (%s port %d): %s", net->my_pe,
-                               step, cm->ip[0], cm->ip[1], cm->ip[2], cm->ip[3], net->port.dev, net->port.port,
+                               step, cm->ip[0], cm->ip[1], cm->ip[2], cm->ip[3], net->rails[0].port.dev, net->rails[0].port.port,
                                strerror(errno));
         return GSHMEMX_ERR_SYSTEM;
     }

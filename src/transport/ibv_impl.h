@@ -1,7 +1,11 @@
 /*
- * ibv transport internals: one process-wide "net" (device context, protection domain,
- * one completion queue, an RC queue pair per remote PE) shared by the heaps that use
- * it (0: the sync heap, 1: the user heap, registered in that order on every PE).
+ * ibv transport internals: one process-wide "net" shared by the heaps that use it (0:
+ * the sync heap, 1: the user heap, registered in that order on every PE). It drives
+ * one or more RDMA ports ("rails": the allowed ports as near the GPU as the nearest,
+ * at most GSHMEM_IB_MAX_RAILS), each with its device context, protection domain,
+ * completion queue and registrations; each remote PE has one RC queue pair, on rail
+ * (its PE + ours) % rails, so one peer's requests keep their order and many peers
+ * spread over the NICs.
  *
  * Every operation is one-sided: the target's CPU takes no part. Initiators post under
  * net->lock and poll the CQ themselves while they wait; a small thread watches the
@@ -48,8 +52,20 @@ struct ibv_port_choice {
     char pci[256]; /* sysfs path of the NIC, for the log */
 };
 
+/* One RDMA port this PE uses. */
+struct ibv_rail {
+    struct ibv_port_choice port;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    int cq_size;
+    struct ibv_mr *host_mr; /* the net's host memory (stage slots, cells) */
+};
+
 struct ibv_peer {
     struct ibv_qp *qp; /* NULL: not reached through ibv */
+    int rail;          /* our rail its QP is on */
+    int peer_rail;     /* its rail for us: whose registration keys we use */
     uint64_t posted;   /* requests posted */
     uint64_t retired;  /* highest request known complete */
     uint64_t last_signaled;
@@ -79,14 +95,15 @@ struct ibv_stage_slot {
 
 struct ibv_heapreg {
     struct gshmemi_heap *heap;
-    struct ibv_mr *mr[GSHMEMI_IBV_MAX_CHUNKS];
-    struct ibv_mr *mr_local[GSHMEMI_IBV_MAX_CHUNKS]; /* GPU memory with relaxed ordering: the same without, for gets */
+    struct ibv_mr *mr[GSHMEMI_IBV_MAX_RAILS][GSHMEMI_IBV_MAX_CHUNKS];
+    struct ibv_mr *mr_local[GSHMEMI_IBV_MAX_RAILS][GSHMEMI_IBV_MAX_CHUNKS]; /* GPU memory with relaxed ordering:
+                                                                              the same without, for gets */
     int nchunks;
     uint64_t chunk;
     int dmabuf;                        /* registered through DMA-BUF (else ibv_reg_mr) */
     int relaxed;                       /* registered with IBV_ACCESS_RELAXED_ORDERING */
     int flush;                         /* writers read it before a signal (relaxed, or a GPU's own order) */
-    struct gshmemi_ibv_heapkeys *peer; /* [n_pes] */
+    struct gshmemi_ibv_heapkeys *peer; /* [n_pes]: its registration on its rail for us */
     int *peer_flush;                   /* [n_pes] writes into its registration need a flush read */
 };
 
@@ -102,11 +119,8 @@ struct ibv_net {
     int gdr_flush;     /* our GPU sees what the NIC writes only after cudaDeviceFlushGPUDirectRDMAWrites */
     int direct_peers;  /* other PEs that reach our heaps without the NIC (p2p on this node) */
     int may_fall_back; /* GSHMEM_REMOTE_TRANSPORT=auto: a heap ibv cannot register goes over tcp */
-    struct ibv_port_choice port;
-    struct ibv_context *ctx;
-    struct ibv_pd *pd;
-    struct ibv_cq *cq;
-    int cq_size;
+    struct ibv_rail rails[GSHMEMI_IBV_MAX_RAILS];
+    int nrails;
     int qp_depth;
     size_t max_msg; /* bytes per request: the port's max_msg_sz, at most 1 GiB */
     int max_inline;
@@ -119,7 +133,6 @@ struct ibv_net {
     /* Registered host memory: stage slots, then the cells. */
     unsigned char *host;
     size_t host_size;
-    struct ibv_mr *host_mr;
     struct ibv_stage_slot stage[GSHMEMI_IBV_STAGE_SLOTS];
     unsigned stage_next;
     struct ibv_cell cells[GSHMEMI_IBV_CELLS];
@@ -146,6 +159,12 @@ static inline struct ibv_transport *ibv_of(struct gshmemi_transport *tp)
     return (struct ibv_transport *)tp->impl;
 }
 
+/* The rail of our QP to pe (rail 0 for a PE without one). */
+static inline struct ibv_rail *ibv_rail_of(struct ibv_net *net, int pe)
+{
+    return &net->rails[pe >= 0 && pe < net->n_pes ? net->peers[pe].rail : 0];
+}
+
 extern const struct gshmemi_transport_ops gshmemi_ibv_ops;
 
 /* A set-up failure: an error, or under GSHMEM_REMOTE_TRANSPORT=auto (which then falls
@@ -153,11 +172,12 @@ extern const struct gshmemi_transport_ops gshmemi_ibv_ops;
 #define GSHMEMI_IBV_SETUP_FAIL(net, ...)                                                                               \
     gshmemi_log((net)->may_fall_back ? GSHMEMI_LOG_WARN : GSHMEMI_LOG_ERROR, GSHMEMI_SUBSYS_TRANSPORT, __VA_ARGS__)
 
-/* ibv_port.c: opens the device and port nearest the GPU (gpu_pci: its sysfs path, or
- * NULL) among those GSHMEM_IB_HCA allows, with the GID GSHMEM_IB_GID_INDEX names or
- * the automatic choice. NULL with the reason in why. */
-struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env,
-                                          const char *gpu_pci, struct ibv_port_choice *out, char *why, size_t whylen);
+/* ibv_port.c: opens the ports nearest the GPU (gpu_pci: its sysfs path, or NULL) among
+ * those GSHMEM_IB_HCA allows: the nearest and every other as near, in device order, at
+ * most max; each with the GID GSHMEM_IB_GID_INDEX names or the automatic choice, and a
+ * context of its own. Returns how many (ctx[i], out[i]), or 0 with the reason in why. */
+int gshmemi_ibv_ports_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env, const char *gpu_pci,
+                           int max, struct ibv_context **ctx, struct ibv_port_choice *out, char *why, size_t whylen);
 
 /* ibv_cm.c: GSHMEM_IB_CM=rdmacm. Loads librdmacm and listens on the port's IPv4
  * address (before the endpoints are exchanged). 0 or a status (logged). */
@@ -180,10 +200,10 @@ const char *gshmemi_ibv_cm_library(char *why, size_t whylen);
 int gshmemi_ibv_heap_register(struct ibv_net *net, struct ibv_heapreg *reg, struct gshmemi_heap *heap);
 void gshmemi_ibv_heap_deregister(struct ibv_net *net, struct ibv_heapreg *reg);
 int gshmemi_ibv_host_register(struct ibv_net *net);
-/* The local key covering [p, p + len) inside registered memory, with the bytes *span
- * that lie in that registration: 1 (host memory) or 2 (device memory), or 0 when p is
- * not registered. */
-int gshmemi_ibv_local_key(struct ibv_net *net, const void *p, size_t len, uint32_t *lkey, size_t *span);
+/* The local key on rail covering [p, p + len) inside registered memory, with the bytes
+ * *span that lie in that registration: 1 (host memory) or 2 (device memory), or 0 when
+ * p is not registered. */
+int gshmemi_ibv_local_key(struct ibv_net *net, int rail, const void *p, size_t len, uint32_t *lkey, size_t *span);
 
 /* ibv_post.c: the request engine. */
 /* One request to pe. sge may be NULL (zero length). flags: IBV_SEND_* (SIGNALED is

@@ -151,23 +151,28 @@ void gshmemi_transport_ibv_check(FILE *out, const struct gshmemi_env *env, int n
         gshmemi_check_fix(out, "apt-get install libibverbs1 ibverbs-providers (or the vendor's OFED/DOCA)");
         return;
     }
-    struct ibv_port_choice port;
-    struct ibv_context *ctx = gshmemi_ibv_port_open(api, env, NULL, &port, why, sizeof(why));
-    if (!ctx && n_devices == 0) {
+    struct ibv_port_choice port[GSHMEMI_IBV_MAX_RAILS];
+    struct ibv_context *ctx[GSHMEMI_IBV_MAX_RAILS];
+    int max = env->ib_cm == GSHMEMI_IBV_CM_RDMACM ? 1 : (int)env->ib_max_rails;
+    int n = gshmemi_ibv_ports_open(api, env, NULL, max, ctx, port, why, sizeof(why));
+    if (!n && n_devices == 0) {
         gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "no RDMA device: PEs on other nodes use tcp");
         return;
     }
-    if (!ctx) {
+    if (!n) {
         gshmemi_check_line(out, GSHMEMI_CHECK_WARN, "rdma", "ibv cannot be used, PEs on other nodes use tcp: %s", why);
         gshmemi_check_fix(out, "ibstat / ibv_devinfo show the ports; InfiniBand needs a subnet manager, RoCE an IP "
                                "address on the port's netdev; GSHMEM_IB_HCA and GSHMEM_IB_GID_INDEX select others");
-    } else {
-        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "ibv uses %s port %d (%s, MTU %d, GID index %d)", port.dev,
-                           port.port, port.link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand", 128 << port.mtu,
-                           port.gid_index);
-        api->ibv_close_device(ctx);
-        if (env->ib_cm == GSHMEMI_IBV_CM_RDMACM) check_rdmacm(out, &port, fails);
     }
+    for (int r = 0; r < n; r++) {
+        /* without a GPU to be near, every allowed port ties: a PE near a GPU may use fewer */
+        gshmemi_check_line(out, GSHMEMI_CHECK_OK, "rdma", "ibv %s %s port %d (%s, MTU %d, GID index %d)",
+                           n > 1 ? "may use" : "uses", port[r].dev, port[r].port,
+                           port[r].link == GSHMEMI_IBV_LINK_ETH ? "RoCE" : "InfiniBand", 128 << port[r].mtu,
+                           port[r].gid_index);
+        api->ibv_close_device(ctx[r]);
+    }
+    if (n && env->ib_cm == GSHMEMI_IBV_CM_RDMACM) check_rdmacm(out, &port[0], fails);
     check_gpudirect(out, api, device_heap);
 }
 #endif

@@ -72,7 +72,7 @@ static uint64_t ibv_write(struct ibv_transport *t, int pe, uint64_t off, const v
         struct ibv_sge sge = {(uintptr_t)s, 0, 0};
         struct ibv_send_wr wr;
         ibv_wr_rdma(&wr, &sge, IBV_WR_RDMA_WRITE, raddr, rkey);
-        int slot = -1, reg = gshmemi_ibv_local_key(net, s, n, &lkey, &span);
+        int slot = -1, reg = gshmemi_ibv_local_key(net, net->peers[pe].rail, s, n, &lkey, &span);
         if (device < 0) device = reg ? reg == 2 : ibv_is_device(net, s);
         if (n <= (size_t)net->max_inline && !device) { /* the CPU copies it into the request */
             wr.send_flags = IBV_SEND_INLINE;
@@ -87,7 +87,7 @@ static uint64_t ibv_write(struct ibv_transport *t, int pe, uint64_t off, const v
             if (device && (*rc = gshmemi_ibv_cuda_copy(net->device, stage, s, n)) != 0) return 0;
             if (!device) memcpy(stage, s, n);
             sge.addr = (uintptr_t)stage;
-            sge.lkey = net->host_mr->lkey;
+            sge.lkey = ibv_rail_of(net, pe)->host_mr->lkey;
             wr.send_flags = IBV_SEND_SIGNALED;
         }
         sge.length = (uint32_t)n;
@@ -118,7 +118,7 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         struct ibv_sge sge = {(uintptr_t)d, 0, 0};
         struct ibv_send_wr wr;
         ibv_wr_rdma(&wr, &sge, IBV_WR_RDMA_READ, raddr, rkey);
-        int reg = gshmemi_ibv_local_key(net, d, n, &lkey, &span);
+        int reg = gshmemi_ibv_local_key(net, net->peers[pe].rail, d, n, &lkey, &span);
         if (reg) {
             into_gpu |= reg == 2;
             sge.length = (uint32_t)span, sge.lkey = lkey;
@@ -130,7 +130,7 @@ static int ibv_read(struct ibv_transport *t, int pe, void *dst, uint64_t off, si
         if (slot < 0) return rc;
         if (n > GSHMEMI_IBV_STAGE_SLOT) n = GSHMEMI_IBV_STAGE_SLOT;
         unsigned char *stage = gshmemi_ibv_stage_ptr(net, slot);
-        sge.addr = (uintptr_t)stage, sge.length = (uint32_t)n, sge.lkey = net->host_mr->lkey;
+        sge.addr = (uintptr_t)stage, sge.length = (uint32_t)n, sge.lkey = ibv_rail_of(net, pe)->host_mr->lkey;
         wr.send_flags = IBV_SEND_SIGNALED;
         net->stage[slot].held = 1; /* until copied out: the wait lets other threads run */
         uint64_t seq = gshmemi_ibv_post(net, pe, &wr, -1, &rc);
@@ -238,7 +238,7 @@ static int ibv_atomic(struct ibv_transport *t, int pe, uint64_t word_off, int op
     if (ibv_remote(t, pe, word_off, 8, &raddr, &rkey) != 8) return GSHMEMX_ERR_INVALID_ARG;
     int rc = 0, cell = 0;
     if (old && (cell = gshmemi_ibv_cell_get(net, &rc)) < 0) return rc;
-    struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, cell), 8, net->host_mr->lkey};
+    struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, cell), 8, ibv_rail_of(net, pe)->host_mr->lkey};
     struct ibv_send_wr wr;
     ibv_wr_atomic(&wr, &sge, opcode, raddr, rkey, compare_add, swap);
     uint64_t seq = gshmemi_ibv_post(net, pe, &wr, old ? cell : -1, &rc);
@@ -310,7 +310,7 @@ static int ibv_amo_async(struct gshmemi_transport *tp, int pe, const struct gshm
     if (cell >= 0) {
         struct ibv_cell *c = &net->cells[cell];
         c->done = done, c->arg = arg, c->tag = tag, c->amo = *amo, c->shift = plan.shift;
-        struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, cell), 8, net->host_mr->lkey};
+        struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, cell), 8, ibv_rail_of(net, pe)->host_mr->lkey};
         struct ibv_send_wr wr;
         int fadd = plan.kind == GSHMEMI_IBV_AMO_FADD;
         ibv_wr_atomic(&wr, &sge, fadd ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP, raddr, rkey,

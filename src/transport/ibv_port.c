@@ -104,12 +104,17 @@ static int port_usable(const struct gshmemi_ibv_api *api, const struct gshmemi_e
     return 1;
 }
 
-struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env,
-                                          const char *gpu_pci, struct ibv_port_choice *out, char *why, size_t whylen)
+struct ibv_port_candidate {
+    int dev, score;
+    struct ibv_port_choice c;
+};
+
+int gshmemi_ibv_ports_open(const struct gshmemi_ibv_api *api, const struct gshmemi_env *env, const char *gpu_pci,
+                           int max, struct ibv_context **ctx, struct ibv_port_choice *out, char *why, size_t whylen)
 {
     struct gshmemi_ib_hca_filter filter;
     why[0] = '\0';
-    if (gshmemi_ib_hca_parse(env->ib_hca, &filter, why, whylen) != 0) return NULL;
+    if (gshmemi_ib_hca_parse(env->ib_hca, &filter, why, whylen) != 0) return 0;
     int ndev = 0;
     struct ibv_device **list = api->ibv_get_device_list(&ndev);
     if (!list || ndev == 0) {
@@ -117,40 +122,50 @@ struct ibv_context *gshmemi_ibv_port_open(const struct gshmemi_ibv_api *api, con
                  "no RDMA device (ibv_get_device_list: %s; is an RDMA driver loaded? see /sys/class/infiniband)",
                  list ? "none" : strerror(errno));
         if (list) api->ibv_free_device_list(list);
-        return NULL;
+        return 0;
     }
-    struct ibv_context *best = NULL;
-    int best_score = -1, allowed = 0;
+    /* every usable port and how near the GPU it is; then the nearest ones are opened */
+    struct ibv_port_candidate *cand = NULL;
+    int ncand = 0, allowed = 0, best = -1;
     for (int d = 0; d < ndev; d++) {
         const char *dev = api->ibv_get_device_name(list[d]);
-        struct ibv_context *ctx = api->ibv_open_device(list[d]);
+        struct ibv_context *c = api->ibv_open_device(list[d]);
         struct ibv_device_attr da;
-        if (!ctx || api->ibv_query_device(ctx, &da) != 0) {
+        if (!c || api->ibv_query_device(c, &da) != 0) {
             why_add(why, whylen, "%s%s:%d %s", dev, 0, "cannot be opened");
-            if (ctx) api->ibv_close_device(ctx);
+            if (c) api->ibv_close_device(c);
             continue;
         }
-        int kept = 0;
         for (int p = 1; p <= da.phys_port_cnt; p++) {
-            struct ibv_port_choice c;
+            struct ibv_port_choice pc;
             if (!gshmemi_ib_hca_allows(&filter, dev, p)) continue;
             allowed++;
-            if (!port_usable(api, env, ctx, dev, p, &c, why, whylen)) continue;
-            int score = gshmemi_ib_pci_closeness(c.pci, gpu_pci);
-            if (score <= best_score) continue;
-            if (best && best != ctx) api->ibv_close_device(best);
-            best = ctx, best_score = score, *out = c, kept = 1;
+            if (!port_usable(api, env, c, dev, p, &pc, why, whylen)) continue;
+            struct ibv_port_candidate *grown = realloc(cand, (size_t)(ncand + 1) * sizeof(*cand));
+            if (!grown) continue;
+            cand = grown;
+            cand[ncand].dev = d, cand[ncand].c = pc;
+            cand[ncand].score = gshmemi_ib_pci_closeness(pc.pci, gpu_pci);
+            if (cand[ncand].score > best) best = cand[ncand].score;
+            ncand++;
         }
-        if (!kept && ctx != best) api->ibv_close_device(ctx);
+        api->ibv_close_device(c);
     }
+    int n = 0;
+    for (int i = 0; i < ncand && n < max; i++) {
+        if (cand[i].score != best) continue;
+        if (!(ctx[n] = api->ibv_open_device(list[cand[i].dev]))) continue;
+        out[n++] = cand[i].c;
+    }
+    free(cand);
     if (!allowed) {
         snprintf(why, whylen, "GSHMEM_IB_HCA=\"%s\" allows none of the %d RDMA devices' ports", env->ib_hca, ndev);
-    } else if (!best) {
+    } else if (!n) {
         char ports[384];
         snprintf(ports, sizeof(ports), "%s", why);
         snprintf(why, whylen, "no usable RDMA port: %s", ports);
     }
     api->ibv_free_device_list(list);
-    return best;
+    return n;
 }
 #endif

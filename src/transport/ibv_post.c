@@ -34,12 +34,13 @@ void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...)
     static pthread_mutex_t lost_lock = PTHREAD_MUTEX_INITIALIZER; /* the event thread may write too */
     pthread_mutex_lock(&lost_lock);
     if (!net->lost_msg[0]) {
+        const struct ibv_port_choice *port = &ibv_rail_of(net, pe)->port;
         if (pe >= 0)
             snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d lost PE %d (%s port %d): %s", net->my_pe, pe,
-                     net->port.dev, net->port.port, what);
+                     port->dev, port->port, what);
         else
-            snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d (%s port %d): %s", net->my_pe, net->port.dev,
-                     net->port.port, what);
+            snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d (%s port %d): %s", net->my_pe, port->dev,
+                     port->port, what);
     }
     pthread_mutex_unlock(&lost_lock);
     int expected = 0;
@@ -118,12 +119,14 @@ static void ibv_complete(struct ibv_net *net, const struct ibv_wc *wc)
     }
 }
 
-int gshmemi_ibv_poll(struct ibv_net *net)
+/* One poll of rail r's CQ. */
+static int ibv_poll_rail(struct ibv_net *net, int r)
 {
     struct ibv_wc wc[16];
-    int n = net->cq->context->ops.poll_cq(net->cq, 16, wc);
+    struct ibv_cq *cq = net->rails[r].cq;
+    int n = cq->context->ops.poll_cq(cq, 16, wc);
     if (n < 0) {
-        gshmemi_ibv_lost(net, -1, "ibv_poll_cq failed (%d)", n);
+        gshmemi_ibv_lost(net, -1, "ibv_poll_cq on %s failed (%d)", net->rails[r].port.dev, n);
         return GSHMEMX_ERR_PEER_LOST;
     }
     for (int i = 0; i < n; i++) {
@@ -144,6 +147,15 @@ int gshmemi_ibv_poll(struct ibv_net *net)
         }
         if (pe >= net->n_pes) continue;
         ibv_complete(net, &wc[i]);
+    }
+    return 0;
+}
+
+int gshmemi_ibv_poll(struct ibv_net *net)
+{
+    for (int r = 0; r < net->nrails; r++) {
+        int rc = ibv_poll_rail(net, r);
+        if (rc) return rc;
     }
     return atomic_load(&net->failed);
 }
@@ -169,7 +181,7 @@ int gshmemi_ibv_wait(struct ibv_net *net, int pe, uint64_t seq, const char *what
                               "PE %d: ibv: %s to PE %d got no completion in %.0f s (GSHMEM_TIMEOUT); "
                               "%llu requests outstanding on %s port %d",
                               net->my_pe, what, pe, net->timeout, (unsigned long long)(p->posted - p->retired),
-                              net->port.dev, net->port.port);
+                              ibv_rail_of(net, pe)->port.dev, ibv_rail_of(net, pe)->port.port);
                 return GSHMEMX_ERR_TIMEOUT;
             }
             pthread_mutex_unlock(&net->lock); /* let other threads post and poll */
@@ -245,7 +257,7 @@ uint64_t gshmemi_ibv_post_flush(struct ibv_net *net, int pe, int signaled, int *
         if (!(due & (1u << h))) continue;
         due &= ~(1u << h);
         const struct gshmemi_ibv_heapkeys *k = &net->heaps[h].peer[pe];
-        struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, 0), 8, net->host_mr->lkey};
+        struct ibv_sge sge = {(uintptr_t)gshmemi_ibv_cell_ptr(net, 0), 8, ibv_rail_of(net, pe)->host_mr->lkey};
         struct ibv_send_wr wr;
         memset(&wr, 0, sizeof(wr));
         wr.opcode = IBV_WR_RDMA_READ;

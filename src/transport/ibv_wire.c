@@ -51,9 +51,17 @@ static uint64_t chunks_covering(uint64_t size, uint64_t chunk)
     return size / chunk + (size % chunk != 0);
 }
 
+#define IBV_EP_RAIL 20 /* link, MTU, LID, GID of rails 1..: after the QP numbers */
+
 size_t gshmemi_ibv_endpoint_size(int n_pes)
 {
-    return IBV_EP_HEADER + 4 * (size_t)n_pes;
+    return IBV_EP_HEADER + 4 * (size_t)n_pes + IBV_EP_RAIL * (GSHMEMI_IBV_MAX_RAILS - 1);
+}
+
+/* Where rail r (>= 1) lies in the blob. */
+static size_t ep_rail_offset(int n_pes, int r)
+{
+    return IBV_EP_HEADER + 4 * (size_t)n_pes + IBV_EP_RAIL * (size_t)(r - 1);
 }
 
 void gshmemi_ibv_endpoint_encode(const struct gshmemi_ibv_endpoint *ep, unsigned char *out)
@@ -69,9 +77,19 @@ void gshmemi_ibv_endpoint_encode(const struct gshmemi_ibv_endpoint *ep, unsigned
     put32(out + 20, ep->psn);
     memcpy(out + 24, ep->gid, 16);
     out[10] = (unsigned char)ep->cm;
+    out[11] = (unsigned char)(ep->nrails > 1 ? ep->nrails : 1);
     memcpy(out + 40, ep->cm_ip, 4);
     put16(out + 44, ep->cm_port);
     for (int i = 0; i < ep->n_pes; i++) put32(out + IBV_EP_HEADER + 4 * (size_t)i, ep->qpn[i]);
+    for (int r = 1; r < GSHMEMI_IBV_MAX_RAILS; r++) {
+        unsigned char *at = out + ep_rail_offset(ep->n_pes, r);
+        memset(at, 0, IBV_EP_RAIL);
+        if (r >= ep->nrails) continue;
+        at[0] = (unsigned char)ep->rails[r].link;
+        at[1] = (unsigned char)ep->rails[r].mtu;
+        put16(at + 2, ep->rails[r].lid);
+        memcpy(at + 4, ep->rails[r].gid, 16);
+    }
 }
 
 static int gid_is_zero(const uint8_t gid[16])
@@ -79,6 +97,21 @@ static int gid_is_zero(const uint8_t gid[16])
     for (int i = 0; i < 16; i++)
         if (gid[i]) return 0;
     return 1;
+}
+
+/* Whether one rail's address can be reached; fills the reason. */
+static int ep_rail_check(const struct gshmemi_ibv_rail_addr *a, int r, char *why, size_t whylen)
+{
+    char at[24] = "";
+    if (r) snprintf(at, sizeof(at), " (rail %d)", r);
+    if (a->link != GSHMEMI_IBV_LINK_IB && a->link != GSHMEMI_IBV_LINK_ETH)
+        return wire_fail(why, whylen, "unknown link layer %d%s", a->link, at);
+    if (a->mtu < 1 || a->mtu > 5) return wire_fail(why, whylen, "invalid path MTU code %d%s", a->mtu, at);
+    if (a->link == GSHMEMI_IBV_LINK_IB && a->lid == 0 && gid_is_zero(a->gid))
+        return wire_fail(why, whylen, "InfiniBand port without a LID%s", at);
+    if (a->link == GSHMEMI_IBV_LINK_ETH && gid_is_zero(a->gid))
+        return wire_fail(why, whylen, "RoCE port without a GID%s", at);
+    return 0;
 }
 
 int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from, int me, int n_pes,
@@ -104,13 +137,19 @@ int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from,
     if (len != gshmemi_ibv_endpoint_size(n_pes))
         return wire_fail(why, whylen, "%zu bytes, %zu expected for %d PEs", len, gshmemi_ibv_endpoint_size(n_pes),
                          n_pes);
-    if (ep->link != GSHMEMI_IBV_LINK_IB && ep->link != GSHMEMI_IBV_LINK_ETH)
-        return wire_fail(why, whylen, "unknown link layer %d", ep->link);
-    if (ep->mtu < 1 || ep->mtu > 5) return wire_fail(why, whylen, "invalid path MTU code %d", ep->mtu);
-    if (ep->link == GSHMEMI_IBV_LINK_IB && ep->lid == 0 && gid_is_zero(ep->gid))
-        return wire_fail(why, whylen, "InfiniBand port without a LID");
-    if (ep->link == GSHMEMI_IBV_LINK_ETH && gid_is_zero(ep->gid))
-        return wire_fail(why, whylen, "RoCE port without a GID");
+    ep->nrails = blob[11];
+    if (ep->nrails < 1 || ep->nrails > GSHMEMI_IBV_MAX_RAILS)
+        return wire_fail(why, whylen, "%d rails, 1 to %d expected", ep->nrails, GSHMEMI_IBV_MAX_RAILS);
+    memset(ep->rails, 0, sizeof(ep->rails));
+    ep->rails[0].link = ep->link, ep->rails[0].mtu = ep->mtu, ep->rails[0].lid = ep->lid;
+    memcpy(ep->rails[0].gid, ep->gid, 16);
+    for (int r = 1; r < ep->nrails; r++) {
+        const unsigned char *at = blob + ep_rail_offset(n_pes, r);
+        ep->rails[r].link = at[0], ep->rails[r].mtu = at[1], ep->rails[r].lid = get16(at + 2);
+        memcpy(ep->rails[r].gid, at + 4, 16);
+    }
+    for (int r = 0; r < ep->nrails; r++)
+        if (ep_rail_check(&ep->rails[r], r, why, whylen) != 0) return -1;
     if (ep->psn > 0xffffff) return wire_fail(why, whylen, "PSN 0x%x wider than 24 bits", ep->psn);
     if (ep->cm != GSHMEMI_IBV_CM_BOOTSTRAP && ep->cm != GSHMEMI_IBV_CM_RDMACM)
         return wire_fail(why, whylen, "unknown connection manager %d", ep->cm);
@@ -119,9 +158,17 @@ int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from,
                          ep->cm_ip[1], ep->cm_ip[2], ep->cm_ip[3], ep->cm_port);
     ep->qpn = NULL;
     if (me < 0 || me >= n_pes) return wire_fail(why, whylen, "PE %d outside the job", me);
-    ep->qpn_to_me = get32(blob + IBV_EP_HEADER + 4 * (size_t)me);
-    if (ep->qpn_to_me == 0 || ep->qpn_to_me > 0xffffff)
-        return wire_fail(why, whylen, "invalid QP number 0x%x for PE %d", ep->qpn_to_me, me);
+    uint32_t q = get32(blob + IBV_EP_HEADER + 4 * (size_t)me);
+    ep->qpn_to_me = q & 0xffffff;
+    ep->rail_to_me = (int)(q >> 24);
+    if (ep->qpn_to_me == 0) return wire_fail(why, whylen, "invalid QP number 0x%x for PE %d", q, me);
+    if (ep->rail_to_me >= ep->nrails)
+        return wire_fail(why, whylen, "QP 0x%x for PE %d on rail %d, but it has %d rail%s", ep->qpn_to_me, me,
+                         ep->rail_to_me, ep->nrails, ep->nrails == 1 ? "" : "s");
+    /* the fields above: the rail its QP for the decoder is on */
+    const struct gshmemi_ibv_rail_addr *a = &ep->rails[ep->rail_to_me];
+    ep->link = a->link, ep->mtu = a->mtu, ep->lid = a->lid;
+    memcpy(ep->gid, a->gid, 16);
     return 0;
 }
 

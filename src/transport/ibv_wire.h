@@ -14,27 +14,42 @@
 
 #define GSHMEMI_IBV_WIRE_VERSION 2 /* 2: the endpoint carries the connection manager and its address */
 #define GSHMEMI_IBV_MAX_CHUNKS 64 /* registrations per heap */
+#define GSHMEMI_IBV_MAX_RAILS 4   /* RDMA ports one PE uses */
 
 enum gshmemi_ibv_link { GSHMEMI_IBV_LINK_IB = 1, GSHMEMI_IBV_LINK_ETH = 2 };
 /* How queue pairs are connected (GSHMEM_IB_CM): every PE must use the same. */
 enum gshmemi_ibv_cm { GSHMEMI_IBV_CM_BOOTSTRAP = 0, GSHMEMI_IBV_CM_RDMACM = 1 };
 
-/* One PE's address: how to reach its port, and the QP it created for each PE. */
+/* The address of one of a PE's ports (a rail). */
+struct gshmemi_ibv_rail_addr {
+    int link;        /* enum gshmemi_ibv_link */
+    int mtu;         /* enum ibv_mtu: 1 (256) .. 5 (4096) */
+    uint16_t lid;    /* InfiniBand */
+    uint8_t gid[16]; /* RoCE (and routed InfiniBand) */
+};
+
+/* One PE's address: how to reach its ports, and the QP it created for each PE. With
+ * several rails, link/mtu/lid/gid are rail 0's when encoding (rails[1..nrails) the
+ * others) and, when decoding, those of the rail that PE's QP for the decoder is on. */
 struct gshmemi_ibv_endpoint {
     int pe, n_pes;
     int link;            /* enum gshmemi_ibv_link */
     int mtu;             /* enum ibv_mtu: 1 (256) .. 5 (4096) */
     uint16_t lid;        /* InfiniBand */
     uint8_t gid[16];     /* RoCE (and routed InfiniBand) */
+    int nrails;          /* 1 .. GSHMEMI_IBV_MAX_RAILS (0 encodes as 1) */
+    struct gshmemi_ibv_rail_addr rails[GSHMEMI_IBV_MAX_RAILS]; /* [0] unused: rail 0 is the fields above */
     uint32_t psn;        /* first packet sequence number of all its QPs */
     int cm;              /* enum gshmemi_ibv_cm */
     uint8_t cm_ip[4];    /* rdmacm: the IPv4 address it listens on (network order) */
     uint16_t cm_port;    /* rdmacm: and the port */
-    const uint32_t *qpn; /* encode: [n_pes], 0 where it has no QP (itself, PEs it does not reach) */
+    const uint32_t *qpn; /* encode: [n_pes], 0 where it has no QP (itself, PEs it does not reach); the
+                            QP number in the low 24 bits, its rail in the high 8 */
     uint32_t qpn_to_me;  /* decode: its QP for the decoding PE */
+    int rail_to_me;      /* decode: the rail that QP is on */
 };
 
-/* Bytes of an endpoint blob for n_pes PEs. */
+/* Bytes of an endpoint blob for n_pes PEs (the same whatever the rails). */
 size_t gshmemi_ibv_endpoint_size(int n_pes);
 void gshmemi_ibv_endpoint_encode(const struct gshmemi_ibv_endpoint *ep, unsigned char *out);
 /* Decodes the blob PE `from` published, as seen by PE `me`.

@@ -34,7 +34,14 @@ static void ep_make(struct ep_fixture *f, int pe, int n_pes, int link)
     memset(f, 0, sizeof(*f));
     f->qpn = malloc(sizeof(uint32_t) * (size_t)n_pes);
     cr_assert_not_null(f->qpn);
-    for (int i = 0; i < n_pes; i++) f->qpn[i] = qpn_of(pe, i);
+    f->ep.nrails = 1 + pe % 3; /* PE 0: one rail, PE 1: two, PE 2: three, ... */
+    for (int i = 0; i < n_pes; i++) f->qpn[i] = qpn_of(pe, i) | (uint32_t)(i % f->ep.nrails) << 24;
+    for (int r = 1; r < f->ep.nrails; r++) {
+        f->ep.rails[r].link = r % 2 ? GSHMEMI_IBV_LINK_ETH : link;
+        f->ep.rails[r].mtu = 1 + (pe + r) % 5;
+        f->ep.rails[r].lid = (uint16_t)(0x1300 + pe * 4 + r);
+        for (int i = 0; i < 16; i++) f->ep.rails[r].gid[i] = (uint8_t)(0x90 + pe + r * 7 + i);
+    }
     f->ep.pe = pe;
     f->ep.n_pes = n_pes;
     f->ep.link = link;
@@ -49,7 +56,7 @@ static void ep_make(struct ep_fixture *f, int pe, int n_pes, int link)
     }
     f->ep.qpn = f->qpn;
     f->len = gshmemi_ibv_endpoint_size(n_pes);
-    cr_assert_eq(f->len, 48 + 4 * (size_t)n_pes);
+    cr_assert_eq(f->len, 48 + 4 * (size_t)n_pes + 60);
     /* poisoned, with 16 bytes past the end that encode must not touch */
     f->blob = malloc(f->len + 16);
     cr_assert_not_null(f->blob);
@@ -99,10 +106,20 @@ Test(ibv_endpoint, round_trip_as_every_pe)
                              "n_pes %d, PE %d's blob as PE %d: %s", n, pe, me, why);
                 cr_assert_eq(out.pe, pe);
                 cr_assert_eq(out.n_pes, n);
-                cr_assert_eq(out.link, f.ep.link);
-                cr_assert_eq(out.mtu, f.ep.mtu);
-                cr_assert_eq(out.lid, f.ep.lid);
-                cr_assert_arr_eq(out.gid, f.ep.gid, 16);
+                /* the address is that of the rail its QP for `me` is on */
+                int r = me % f.ep.nrails;
+                cr_assert_eq(out.nrails, f.ep.nrails);
+                cr_assert_eq(out.rail_to_me, r, "PE %d's QP for PE %d: rail %d, want %d", pe, me, out.rail_to_me, r);
+                cr_assert_eq(out.link, r ? f.ep.rails[r].link : f.ep.link);
+                cr_assert_eq(out.mtu, r ? f.ep.rails[r].mtu : f.ep.mtu);
+                cr_assert_eq(out.lid, r ? f.ep.rails[r].lid : f.ep.lid);
+                cr_assert_arr_eq(out.gid, r ? f.ep.rails[r].gid : f.ep.gid, 16);
+                for (int q = 1; q < f.ep.nrails; q++) {
+                    cr_assert_eq(out.rails[q].link, f.ep.rails[q].link);
+                    cr_assert_eq(out.rails[q].mtu, f.ep.rails[q].mtu);
+                    cr_assert_eq(out.rails[q].lid, f.ep.rails[q].lid);
+                    cr_assert_arr_eq(out.rails[q].gid, f.ep.rails[q].gid, 16);
+                }
                 cr_assert_eq(out.psn, f.ep.psn);
                 cr_assert_eq(out.cm, f.ep.cm);
                 cr_assert_arr_eq(out.cm_ip, f.ep.cm_ip, 4);
@@ -118,12 +135,15 @@ Test(ibv_endpoint, round_trip_as_every_pe)
 
 Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
 {
-    uint32_t qpn[5] = {0x0a0b0c, 0x111213, 0, 0xfffffe, 0x000001};
+    uint32_t qpn[5] = {0x0a0b0c, 0x01111213, 0, 0xfffffe, 0x01000001}; /* PEs 1 and 4 on rail 1 */
     struct gshmemi_ibv_endpoint ep = {.pe = 3, .n_pes = 5, .link = GSHMEMI_IBV_LINK_ETH, .mtu = 4, .lid = 0xbeef,
                                       .psn = 0x123456, .qpn = qpn, .cm = GSHMEMI_IBV_CM_RDMACM,
-                                      .cm_ip = {198, 18, 0, 7}, .cm_port = 0x4e21};
+                                      .cm_ip = {198, 18, 0, 7}, .cm_port = 0x4e21, .nrails = 2};
     for (int i = 0; i < 16; i++) ep.gid[i] = (uint8_t)(0xc0 + i);
-    unsigned char b[68 + 8];
+    ep.rails[1].link = GSHMEMI_IBV_LINK_IB, ep.rails[1].mtu = 3, ep.rails[1].lid = 0x1234;
+    for (int i = 0; i < 16; i++) ep.rails[1].gid[i] = (uint8_t)(0xd0 + i);
+    ep.rails[2].link = GSHMEMI_IBV_LINK_ETH, ep.rails[2].mtu = 5; /* beyond nrails: not written */
+    unsigned char b[128 + 8];
     memset(b, 0xa5, sizeof(b));
     gshmemi_ibv_endpoint_encode(&ep, b);
     cr_expect_eq(memcmp(b, "GIBV", 4), 0, "magic \"GIBV\" at byte 0");
@@ -132,7 +152,7 @@ Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
     cr_expect_eq(b[7], 4);
     cr_expect(b[8] == 0xef && b[9] == 0xbe, "LID little-endian at byte 8");
     cr_expect_eq(b[10], GSHMEMI_IBV_CM_RDMACM, "connection manager at byte 10");
-    cr_expect_eq(b[11], 0, "padding is zeroed, not left as it was");
+    cr_expect_eq(b[11], 2, "rails at byte 11");
     static const unsigned char cm_at40[8] = {198, 18, 0, 7, 0x21, 0x4e, 0, 0};
     cr_expect_arr_eq(b + 40, cm_at40, 8, "IPv4 address (network order), port (little-endian), zero padding at 40");
     static const unsigned char pe_le[4] = {3, 0, 0, 0}, n_le[4] = {5, 0, 0, 0}, psn_le[4] = {0x56, 0x34, 0x12, 0};
@@ -141,10 +161,17 @@ Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
     cr_expect_arr_eq(b + 20, psn_le, 4);
     cr_expect_arr_eq(b + 24, ep.gid, 16);
     for (int i = 0; i < 5; i++) {
-        unsigned char le[4] = {(unsigned char)qpn[i], (unsigned char)(qpn[i] >> 8), (unsigned char)(qpn[i] >> 16), 0};
-        cr_expect_arr_eq(b + 48 + 4 * i, le, 4, "qpn[%d] little-endian at byte %d", i, 48 + 4 * i);
+        unsigned char le[4] = {(unsigned char)qpn[i], (unsigned char)(qpn[i] >> 8), (unsigned char)(qpn[i] >> 16),
+                               (unsigned char)(qpn[i] >> 24)};
+        cr_expect_arr_eq(b + 48 + 4 * i, le, 4, "qpn[%d] little-endian, rail in the high byte, at byte %d", i,
+                         48 + 4 * i);
     }
-    for (int i = 68; i < 76; i++) cr_expect_eq(b[i], 0xa5, "byte %d past the blob", i);
+    /* rails 1..3 after the QP numbers, 20 bytes each: link, MTU, LID, GID; unused ones zero */
+    unsigned char rail1[20] = {GSHMEMI_IBV_LINK_IB, 3, 0x34, 0x12};
+    memcpy(rail1 + 4, ep.rails[1].gid, 16);
+    cr_expect_arr_eq(b + 68, rail1, 20, "rail 1 at byte 68");
+    for (int i = 88; i < 128; i++) cr_expect_eq(b[i], 0, "unused rail byte %d is zeroed", i);
+    for (int i = 128; i < 136; i++) cr_expect_eq(b[i], 0xa5, "byte %d past the blob", i);
 }
 
 /* Decoding must fail with a reason containing word. */
@@ -246,6 +273,24 @@ Test(ibv_endpoint, malformed_blobs_are_refused_with_a_reason)
     cr_expect_eq(ep_decode(b, f.len, 1, 2, 4, &out, why, sizeof(why)), 0, "QP number 0xffffff: %s", why);
     cr_expect_eq(out.qpn_to_me, 0xffffffu);
 
+    /* PE 1 publishes two rails (rail 1 at 48 + 16 = 64); its QP for PE 2 is on rail 0, for PE 3 on rail 1 */
+    cr_expect_eq(ep_decode(b, f.len, 1, 3, 4, &out, why, sizeof(why)), 0, "%s", why);
+    cr_expect_eq(out.rail_to_me, 1);
+    cr_expect_eq(out.link, GSHMEMI_IBV_LINK_ETH, "rail 1's link layer");
+    FRESH(), b[11] = 0;
+    ep_refused(b, f.len, 1, 2, 4, "0 rails", "no rail");
+    FRESH(), b[11] = 5;
+    ep_refused(b, f.len, 1, 2, 4, "5 rails", "five rails");
+    FRESH(), b[11] = 1;
+    ep_refused(b, f.len, 1, 3, 4, "on rail 1, but it has 1 rail", "a QP on a rail it does not have");
+    cr_expect_eq(ep_decode(b, f.len, 1, 2, 4, &out, why, sizeof(why)), 0, "PE 2's QP is on rail 0: %s", why);
+    FRESH(), b[64] = 7;
+    ep_refused(b, f.len, 1, 2, 4, "rail 1", "rail 1 with link layer 7 (even for a PE on rail 0)");
+    FRESH(), b[65] = 0;
+    ep_refused(b, f.len, 1, 3, 4, "MTU code 0 (rail 1)", "rail 1 with MTU code 0");
+    FRESH(), memset(b + 68, 0, 16);
+    ep_refused(b, f.len, 1, 3, 4, "RoCE port without a GID (rail 1)", "rail 1 (RoCE) without a GID");
+
     /* PE 1 (odd) publishes a librdmacm address */
     FRESH(), b[10] = 2;
     ep_refused(b, f.len, 1, 2, 4, "connection manager", "connection manager 2");
@@ -307,7 +352,10 @@ static void ep_fuzz_one(const unsigned char *blob, size_t len, int from, int me,
     if (out.cm == GSHMEMI_IBV_CM_RDMACM)
         cr_assert((out.cm_ip[0] | out.cm_ip[1] | out.cm_ip[2] | out.cm_ip[3]) && out.cm_port, "%s: address", what);
     cr_assert(out.qpn_to_me >= 1 && out.qpn_to_me <= 0xffffff, "%s: QP 0x%x", what, out.qpn_to_me);
-    cr_assert_eq(out.qpn_to_me, get32le(blob + 48 + 4 * (size_t)me), "%s", what);
+    cr_assert_eq(out.qpn_to_me, get32le(blob + 48 + 4 * (size_t)me) & 0xffffff, "%s", what);
+    cr_assert(out.nrails >= 1 && out.nrails <= 4, "%s: %d rails", what, out.nrails);
+    cr_assert_eq(out.rail_to_me, (int)(get32le(blob + 48 + 4 * (size_t)me) >> 24), "%s", what);
+    cr_assert(out.rail_to_me < out.nrails, "%s: rail %d of %d", what, out.rail_to_me, out.nrails);
 }
 
 Test(ibv_endpoint, fuzz_corruptions_and_random_bytes)
@@ -345,12 +393,12 @@ Test(ibv_endpoint, fuzz_corruptions_and_random_bytes)
     free(b);
     /* random bytes, sometimes behind a valid magic and version so the later checks run */
     for (int round = 0; round < 20000; round++) {
-        size_t len = (size_t)(rng() % 120);
+        size_t len = (size_t)(rng() % 200);
         unsigned char *r = malloc(len ? len : 1);
         cr_assert_not_null(r);
         for (size_t i = 0; i < len; i++) r[i] = (unsigned char)rng();
         if (len >= 6 && rng() % 2) memcpy(r, "GIBV\2\0", 6);
-        int n_pes = len >= 48 && rng() % 2 ? (int)((len - 48) / 4) : (int)(rng() % 20);
+        int n_pes = len >= 108 && rng() % 2 ? (int)((len - 108) / 4) : (int)(rng() % 20);
         int from = len >= 16 && rng() % 2 ? (int)get32le(r + 12) : (int)(rng() % 20);
         if (len >= 20 && rng() % 2) put32le(r + 16, (uint32_t)n_pes);
         int me = (int)(rng() % 22) - 1;
