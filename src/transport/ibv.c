@@ -162,6 +162,8 @@ static int ibv_qp_connect(struct ibv_net *net, const struct gshmemi_env *env, co
     a.path_mtu = (enum ibv_mtu)(ep->mtu < port->mtu ? ep->mtu : port->mtu);
     a.dest_qp_num = ep->qpn_to_me;
     a.rq_psn = ep->psn;
+    /* what we answer: our device's depth; what we issue: no more than the peer answers */
+    int issue = ep->rd_atomic < net->rd_atomic ? ep->rd_atomic : net->rd_atomic;
     a.max_dest_rd_atomic = (uint8_t)net->rd_atomic;
     a.min_rnr_timer = 12;
     a.ah_attr.port_num = (uint8_t)port->port;
@@ -185,7 +187,7 @@ static int ibv_qp_connect(struct ibv_net *net, const struct gshmemi_env *env, co
         a.timeout = 18; /* 4.096 us * 2^18: about 1 s per try */
         a.retry_cnt = 7;
         a.rnr_retry = 7;
-        a.max_rd_atomic = (uint8_t)net->rd_atomic;
+        a.max_rd_atomic = (uint8_t)issue;
         step = "RTS";
         err = net->api->ibv_modify_qp(qp, &a,
                                       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
@@ -225,6 +227,7 @@ static int ibv_connect_all(struct ibv_net *net, struct gshmemi_bootstrap *bs, co
                                           .lid = p0->lid,
                                           .nrails = net->nrails,
                                           .psn = net->psn,
+                                          .rd_atomic = net->rd_atomic,
                                           .cm = (int)env->ib_cm,
                                           .qpn = qpn};
         memcpy(me.gid, p0->gid, 16);

@@ -42,6 +42,8 @@
 #include <time.h>
 
 #define CM_RESOLVE_MS 2000
+#define CM_IN_FLIGHT 64 /* calls one PE has going at once (the answerer's backlog is finite) */
+#define CM_RETRY_MS 200 /* before a call that met a passing failure is made again */
 
 #define CM_REQUIRED(X)                                                                                                 \
     X(rdma_create_event_channel, struct rdma_event_channel *, (void))                                                  \
@@ -116,11 +118,17 @@ const char *gshmemi_ibv_cm_library(char *why, size_t whylen)
 
 /* ---- One PE's connections --------------------------------------------------- */
 
-enum cm_state { CM_IDLE, CM_ADDR, CM_ROUTE, CM_CALLED, CM_ACCEPTED, CM_DONE };
+/* CM_RETRY: a call met a passing failure (a timeout, a full backlog); it is made
+ * again, with a fresh id, once retry_at has passed. */
+enum cm_state { CM_IDLE, CM_ADDR, CM_ROUTE, CM_CALLED, CM_ACCEPTED, CM_DONE, CM_RETRY };
 
 struct cm_peer {
     struct rdma_cm_id *id;
     int state; /* enum cm_state */
+    double retry_at; /* CM_RETRY: when to call again */
+    int tries;
+    uint8_t resp_res; /* an answered call: the depths we accepted with */
+    uint8_t init_depth;
 };
 
 struct ibv_cm {
@@ -128,6 +136,7 @@ struct ibv_cm {
     struct rdma_event_channel *ch;
     struct rdma_cm_id *listen;
     struct cm_peer *peers; /* [n_pes] */
+    double deadline;       /* of the connection phase */
     uint8_t ip[4];
     uint16_t port;
 };
@@ -226,10 +235,16 @@ int gshmemi_ibv_cm_listen(struct ibv_net *net, const struct gshmemi_env *env)
     }
     if (env->ib_tc) { /* inherited by the ids of the calls it accepts */
         uint8_t tos = (uint8_t)env->ib_tc;
-        api->rdma_set_option(cm->listen, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos));
+        if (api->rdma_set_option(cm->listen, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) != 0)
+            GSHMEMI_WARN(TRANSPORT, "PE %d: ibv: librdmacm refuses GSHMEM_IB_TC=%ld as the type of service: %s",
+                         net->my_pe, (long)env->ib_tc, strerror(errno));
     }
     int fl = fcntl(cm->ch->fd, F_GETFL);
-    if (fl < 0 || fcntl(cm->ch->fd, F_SETFL, fl | O_NONBLOCK) != 0) return GSHMEMX_ERR_SYSTEM;
+    if (fl < 0 || fcntl(cm->ch->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: librdmacm's event channel cannot be made non-blocking: %s",
+                               net->my_pe, strerror(errno));
+        return GSHMEMX_ERR_SYSTEM;
+    }
     cm->port = ntohs(api->rdma_get_src_port(cm->listen));
     GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: librdmacm (%s) listens on %u.%u.%u.%u port %u", net->my_pe, api->path,
                  cm->ip[0], cm->ip[1], cm->ip[2], cm->ip[3], cm->port);
@@ -259,15 +274,29 @@ void gshmemi_ibv_cm_close(struct ibv_net *net)
 }
 
 /* Our QP to pe into state st (RTR or RTS) with the attributes librdmacm derived for
- * id. The caller goes to RTR and RTS on the reply; the answerer to RTR before it
- * accepts and to RTS once established (its send PSN is fixed by the accept), as
- * librdmacm does for a QP of its own. */
+ * id. The caller goes to RTR and RTS on the reply with the CM's attributes (the
+ * depths it negotiated); the answerer goes to RTR before it accepts and to RTS once
+ * established (its send PSN is fixed by the accept), with the depths it accepted
+ * (depth >= 0), as librdmacm does for a QP of its own. Before RTR the QP takes the
+ * path's partition key index from the CM (an IPoIB partition need not be index 0). */
 static int cm_qp_to(struct ibv_net *net, const struct gshmemi_env *env, struct rdma_cm_id *id, int pe,
-                    enum ibv_qp_state st, char *why, size_t whylen)
+                    enum ibv_qp_state st, int depth, char *why, size_t whylen)
 {
     const char *name = st == IBV_QPS_RTR ? "RTR" : "RTS";
+    struct ibv_qp *qp = net->peers[pe].qp;
     struct ibv_qp_attr a;
-    int mask = 0;
+    int mask = 0, err = 0;
+    if (st == IBV_QPS_RTR) {
+        memset(&a, 0, sizeof(a));
+        a.qp_state = IBV_QPS_INIT;
+        if (net->cm->api->rdma_init_qp_attr(id, &a, &mask) == 0 && (mask & IBV_QP_PKEY_INDEX) && a.pkey_index != 0)
+            err = net->api->ibv_modify_qp(qp, &a, IBV_QP_PKEY_INDEX); /* INIT to INIT */
+        if (err) {
+            snprintf(why, whylen, "its queue pair cannot take partition key index %u: %s", a.pkey_index,
+                     strerror(err));
+            return -1;
+        }
+    }
     memset(&a, 0, sizeof(a));
     a.qp_state = st;
     if (net->cm->api->rdma_init_qp_attr(id, &a, &mask) != 0) {
@@ -275,8 +304,9 @@ static int cm_qp_to(struct ibv_net *net, const struct gshmemi_env *env, struct r
         return -1;
     }
     if (st == IBV_QPS_RTR && env->ib_sl) a.ah_attr.sl = (uint8_t)env->ib_sl;
-    int err = net->api->ibv_modify_qp(net->peers[pe].qp, &a, mask);
-    if (err) {
+    if (depth >= 0 && st == IBV_QPS_RTR) a.max_dest_rd_atomic = (uint8_t)depth;
+    if (depth >= 0 && st == IBV_QPS_RTS) a.max_rd_atomic = (uint8_t)depth;
+    if ((err = net->api->ibv_modify_qp(qp, &a, mask)) != 0) {
         snprintf(why, whylen, "its queue pair cannot go to %s: %s", name, strerror(err));
         return -1;
     }
@@ -296,8 +326,19 @@ static void cm_conn_param(struct ibv_net *net, int pe, unsigned char *priv, stru
     p->qp_num = net->peers[pe].qp->qp_num;
 }
 
-/* A call from a lower PE: its QP goes to RTR, then we accept. -1 with why: the job
- * cannot go on; 1: a stranger, refused (logged), the wait goes on. */
+/* Refuses a call. Our private data tells the caller that gshmem refused it, not the
+ * CM (a full backlog), so it does not try again. */
+static void cm_refuse(struct ibv_net *net, struct rdma_cm_id *id)
+{
+    unsigned char priv[GSHMEMI_IBV_CM_PRIVATE_SIZE];
+    gshmemi_ibv_cm_private_encode(net->my_pe, net->n_pes, priv);
+    net->cm->api->rdma_reject(id, priv, sizeof(priv));
+}
+
+/* A call from a lower PE: its QP goes to RTR, then we accept. 0; 1: a stranger,
+ * refused (logged), the wait goes on; -1 with why: the job cannot go on (the call is
+ * refused too, so the caller learns at once). *from: the caller's PE, -1 for a
+ * stranger (whose id the caller destroys after the ack). */
 static int cm_answer(struct ibv_net *net, const struct gshmemi_env *env, struct rdma_cm_event *ev, int *from,
                      char *why, size_t whylen)
 {
@@ -319,32 +360,102 @@ static int cm_answer(struct ibv_net *net, const struct gshmemi_env *env, struct 
                      : cm->peers[pe].id ? "called twice"
                                         : "is not reached over ibv");
         GSHMEMI_WARN(TRANSPORT, "PE %d: ibv: refused a librdmacm connection from %s: %s", net->my_pe, addr, pwhy);
-        cm->api->rdma_reject(id, NULL, 0);
+        cm_refuse(net, id);
         return 1;
     }
+    /* ours from now on: destroyed with the others, whatever happens */
     *from = pe;
-    if (!cm_same_port(net, id, why, whylen) || cm_qp_to(net, env, id, pe, IBV_QPS_RTR, why, whylen) != 0)
-        return -1;
-    unsigned char priv[GSHMEMI_IBV_CM_PRIVATE_SIZE];
-    struct rdma_conn_param p;
-    cm_conn_param(net, pe, priv, &p);
-    if (cm->api->rdma_accept(id, &p) != 0) {
-        snprintf(why, whylen, "rdma_accept: %s", strerror(errno));
+    struct cm_peer *p = &cm->peers[pe];
+    p->id = id;
+    id->context = p; /* it had the listener's */
+    /* the depths, seen from here: we answer as many reads/atomics as the caller issues and
+     * issue as many as it answers, each at most what our device allows (the caller's QP
+     * takes these from our reply) */
+    int asked = ev->param.conn.responder_resources, offered = ev->param.conn.initiator_depth;
+    p->resp_res = (uint8_t)(asked < net->rd_atomic ? asked : net->rd_atomic);
+    p->init_depth = (uint8_t)(offered < net->rd_atomic ? offered : net->rd_atomic);
+    if (!cm_same_port(net, id, why, whylen) || cm_qp_to(net, env, id, pe, IBV_QPS_RTR, p->resp_res, why, whylen) != 0) {
+        cm_refuse(net, id);
         return -1;
     }
-    cm->peers[pe].id = id;
-    cm->peers[pe].state = CM_ACCEPTED;
-    id->context = &cm->peers[pe]; /* it had the listener's */
+    unsigned char priv[GSHMEMI_IBV_CM_PRIVATE_SIZE];
+    struct rdma_conn_param cp;
+    cm_conn_param(net, pe, priv, &cp);
+    cp.responder_resources = p->resp_res;
+    cp.initiator_depth = p->init_depth;
+    if (cm->api->rdma_accept(id, &cp) != 0) {
+        snprintf(why, whylen, "rdma_accept: %s", strerror(errno));
+        cm_refuse(net, id);
+        return -1;
+    }
+    p->state = CM_ACCEPTED;
     return 0;
 }
 
-/* One event for a call we made to pe. 0, or -1 with why. */
+/* Starts (again) the call to pe. 0, or -1 with why. */
+static int cm_call(struct ibv_net *net, const struct gshmemi_env *env, int pe, const struct gshmemi_ibv_endpoint *eps,
+                   char *why, size_t whylen)
+{
+    struct ibv_cm *cm = net->cm;
+    const struct cm_api *api = cm->api;
+    struct cm_peer *p = &cm->peers[pe];
+    struct sockaddr_in src = cm_sockaddr(cm->ip, 0), dst = cm_sockaddr(eps[pe].cm_ip, eps[pe].cm_port);
+    p->tries++;
+    if (api->rdma_create_id(cm->ch, &p->id, p, RDMA_PS_TCP) != 0) {
+        p->id = NULL;
+        snprintf(why, whylen, "rdma_create_id: %s", strerror(errno));
+        return -1;
+    }
+    uint8_t tos = (uint8_t)env->ib_tc;
+    if (tos && api->rdma_set_option(p->id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) != 0 && p->tries == 1)
+        GSHMEMI_WARN(TRANSPORT, "PE %d: ibv: librdmacm refuses GSHMEM_IB_TC=%u as the type of service: %s",
+                     net->my_pe, tos, strerror(errno));
+    if (api->rdma_resolve_addr(p->id, (struct sockaddr *)&src, (struct sockaddr *)&dst, CM_RESOLVE_MS) != 0) {
+        snprintf(why, whylen, "rdma_resolve_addr: %s", strerror(errno));
+        return -1;
+    }
+    p->state = CM_ADDR;
+    return 0;
+}
+
+/* Whether a failed call may pass if made again: the CM timed out (address, route, a
+ * busy subnet manager or neighbour table) or refused it without our private data (the
+ * answerer's backlog was full, or it was not yet listening). */
+static int cm_passing(const struct ibv_net *net, const struct rdma_cm_event *ev)
+{
+    switch (ev->event) {
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_CONNECT_ERROR: return ev->status == -ETIMEDOUT || ev->status == ETIMEDOUT;
+    case RDMA_CM_EVENT_REJECTED: {
+        int pe;
+        char why[64];
+        return ev->status != 8 && gshmemi_ibv_cm_private_decode(ev->param.conn.private_data,
+                                                                ev->param.conn.private_data_len, net->n_pes, &pe, why,
+                                                                sizeof(why)) != 0;
+    }
+    default: return 0;
+    }
+}
+
+static double cm_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One event for pe's connection. 0, or -1 with why. */
 static int cm_advance(struct ibv_net *net, const struct gshmemi_env *env, struct rdma_cm_event *ev, int pe,
                       const struct gshmemi_ibv_endpoint *eps, char *why, size_t whylen)
 {
     struct ibv_cm *cm = net->cm;
     struct cm_peer *p = &cm->peers[pe];
     const struct cm_api *api = cm->api;
+    if (p->state == CM_DONE) /* connected: only the loss of the device matters now (its QP tells the rest) */
+        return ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL ? (snprintf(why, whylen, "the RDMA device was removed"), -1)
+                                                         : 0;
     switch (ev->event) {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
         if (p->state != CM_ADDR) break;
@@ -379,8 +490,8 @@ static int cm_advance(struct ibv_net *net, const struct gshmemi_env *env, struct
                      eps[pe].cm_ip[2], eps[pe].cm_ip[3], eps[pe].cm_port, pe, pwhy);
             return -1;
         }
-        if (cm_qp_to(net, env, p->id, pe, IBV_QPS_RTR, why, whylen) != 0 ||
-            cm_qp_to(net, env, p->id, pe, IBV_QPS_RTS, why, whylen) != 0)
+        if (cm_qp_to(net, env, p->id, pe, IBV_QPS_RTR, -1, why, whylen) != 0 ||
+            cm_qp_to(net, env, p->id, pe, IBV_QPS_RTS, -1, why, whylen) != 0)
             return -1;
         if (api->rdma_establish(p->id) != 0) {
             snprintf(why, whylen, "rdma_establish: %s", strerror(errno));
@@ -391,26 +502,27 @@ static int cm_advance(struct ibv_net *net, const struct gshmemi_env *env, struct
     }
     case RDMA_CM_EVENT_ESTABLISHED:
         if (p->state != CM_ACCEPTED) return 0;
-        if (cm_qp_to(net, env, p->id, pe, IBV_QPS_RTS, why, whylen) != 0) return -1;
+        if (cm_qp_to(net, env, p->id, pe, IBV_QPS_RTS, p->init_depth, why, whylen) != 0) return -1;
         p->state = CM_DONE;
         return 0;
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT: return 0;
     default: break;
     }
-    if (ev->event == RDMA_CM_EVENT_DISCONNECTED && p->state == CM_DONE) return 0; /* it is leaving: its QP says so */
+    if (pe > net->my_pe && cm_passing(net, ev) && cm_now() + CM_RETRY_MS * 1e-3 < cm->deadline) {
+        /* made again later with a fresh id (this one goes once its event is acked) */
+        GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: librdmacm call %d to PE %d: %s (status %d); calling again", net->my_pe,
+                     p->tries, pe, cm_event_name(api, ev->event), ev->status);
+        p->state = CM_RETRY;
+        return 0;
+    }
     snprintf(why, whylen, "%s (status %d)", cm_event_name(api, ev->event), ev->status);
     if (ev->event == RDMA_CM_EVENT_REJECTED)
         snprintf(why + strlen(why), whylen - strlen(why), "%s",
                  ev->status == 8    ? ": nobody listens there (the address belongs to another host or device?)"
-                 : ev->status == 28 ? ": the peer refused it (its log says why)"
-                                    : "");
+                 : !cm_passing(net, ev) ? ": the peer refused it (its log says why)"
+                                   : "");
     return -1;
-}
-
-static double cm_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* The PEs not connected yet, for the timeout's message. */
@@ -430,41 +542,55 @@ static void cm_missing(struct ibv_net *net, char *out, size_t len)
     }
 }
 
+/* Destroys every id but the connected ones (on failure: all of them), so that calls
+ * in progress end at once on both sides. */
+static void cm_drop_ids(struct ibv_net *net, int all)
+{
+    struct ibv_cm *cm = net->cm;
+    for (int pe = 0; pe < net->n_pes; pe++) {
+        struct cm_peer *p = &cm->peers[pe];
+        if (!p->id || (!all && p->state == CM_DONE)) continue;
+        cm->api->rdma_destroy_id(p->id);
+        p->id = NULL;
+    }
+    if (all && cm->listen) {
+        cm->api->rdma_destroy_id(cm->listen);
+        cm->listen = NULL;
+    }
+}
+
 int gshmemi_ibv_cm_connect(struct ibv_net *net, const struct gshmemi_env *env, const struct gshmemi_ibv_endpoint *eps)
 {
     struct ibv_cm *cm = net->cm;
     const struct cm_api *api = cm->api;
-    int want = 0, done = 0, fail_pe = -1;
+    int want = 0, done = 0, fail_pe = -1, timed_out = 0;
     char why[384] = "";
-    uint8_t tos = (uint8_t)env->ib_tc;
-    for (int pe = 0; pe < net->n_pes; pe++) {
-        if (pe == net->my_pe || !net->peers[pe].qp) continue;
-        want++;
-        if (pe < net->my_pe || fail_pe >= 0) continue;
-        struct cm_peer *p = &cm->peers[pe];
-        struct sockaddr_in src = cm_sockaddr(cm->ip, 0), dst = cm_sockaddr(eps[pe].cm_ip, eps[pe].cm_port);
-        if (api->rdma_create_id(cm->ch, &p->id, p, RDMA_PS_TCP) != 0) {
-            snprintf(why, sizeof(why), "rdma_create_id: %s", strerror(errno));
-            fail_pe = pe;
-            break;
-        }
-        if (tos) api->rdma_set_option(p->id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos));
-        if (api->rdma_resolve_addr(p->id, (struct sockaddr *)&src, (struct sockaddr *)&dst, CM_RESOLVE_MS) != 0) {
-            snprintf(why, sizeof(why), "rdma_resolve_addr: %s", strerror(errno));
-            fail_pe = pe;
-            break;
-        }
-        p->state = CM_ADDR;
-    }
+    for (int pe = 0; pe < net->n_pes; pe++) want += pe != net->my_pe && net->peers[pe].qp != NULL;
     /* half of GSHMEM_TIMEOUT: a PE that failed early waits in the next exchange (ibv_agree)
      * for the others, and they must reach it before its own GSHMEM_TIMEOUT ends it */
     double wait = net->timeout > 0 ? net->timeout / 2 : 1e30;
-    double deadline = cm_now() + wait;
+    double deadline = cm->deadline = cm_now() + wait;
     while (fail_pe < 0 && done < want) {
-        double left = deadline - cm_now();
-        if (left <= 0) break;
+        double now = cm_now(), left = deadline - now;
+        if (left <= 0) {
+            timed_out = 1;
+            break;
+        }
+        /* new calls (and calls made again), a bounded number at once */
+        int in_flight = 0;
+        for (int pe = net->my_pe + 1; pe < net->n_pes; pe++) {
+            int st = cm->peers[pe].state;
+            in_flight += st == CM_ADDR || st == CM_ROUTE || st == CM_CALLED;
+        }
+        for (int pe = net->my_pe + 1; pe < net->n_pes && in_flight < CM_IN_FLIGHT && fail_pe < 0; pe++) {
+            struct cm_peer *p = &cm->peers[pe];
+            if (!net->peers[pe].qp || !(p->state == CM_IDLE || (p->state == CM_RETRY && now >= p->retry_at)))
+                continue;
+            if (cm_call(net, env, pe, eps, why, sizeof(why)) != 0) fail_pe = pe;
+            in_flight++;
+        }
         struct pollfd pfd = {cm->ch->fd, POLLIN, 0};
-        int n = poll(&pfd, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+        int n = fail_pe < 0 ? poll(&pfd, 1, left > 0.1 ? 100 : (int)(left * 1000) + 1) : 0;
         if (n < 0 && errno != EINTR) {
             snprintf(why, sizeof(why), "poll: %s", strerror(errno));
             break;
@@ -474,7 +600,7 @@ int gshmemi_ibv_cm_connect(struct ibv_net *net, const struct gshmemi_env *env, c
             int pe = -1, rc = 0;
             if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
                 rc = cm_answer(net, env, ev, &pe, why, sizeof(why));
-                if (rc > 0) { /* refused: the id is ours to destroy once the event is acked */
+                if (pe < 0) { /* a stranger, refused: the id is ours to destroy once the event is acked */
                     struct rdma_cm_id *stranger = ev->id;
                     api->rdma_ack_cm_event(ev);
                     api->rdma_destroy_id(stranger);
@@ -484,40 +610,52 @@ int gshmemi_ibv_cm_connect(struct ibv_net *net, const struct gshmemi_env *env, c
                 pe = (int)((struct cm_peer *)ev->id->context - cm->peers);
                 rc = cm_advance(net, env, ev, pe, eps, why, sizeof(why));
             } else {
-                GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: librdmacm: %s on an id of no PE", net->my_pe,
+                GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: librdmacm: %s on the listening id", net->my_pe,
                              cm_event_name(api, ev->event));
+                if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+                    snprintf(why, sizeof(why), "the RDMA device was removed");
+                    rc = -1;
+                }
             }
             api->rdma_ack_cm_event(ev);
             if (rc < 0) fail_pe = pe >= 0 ? pe : net->my_pe;
+            if (pe >= 0 && cm->peers[pe].state == CM_RETRY && cm->peers[pe].id) {
+                api->rdma_destroy_id(cm->peers[pe].id); /* its event is acked */
+                cm->peers[pe].id = NULL;
+                cm->peers[pe].retry_at = cm_now() + CM_RETRY_MS * 1e-3;
+            }
             done = 0;
             for (int q = 0; q < net->n_pes; q++) done += cm->peers[q].state == CM_DONE;
         }
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && fail_pe < 0) {
+        if (fail_pe < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             snprintf(why, sizeof(why), "rdma_get_cm_event: %s", strerror(errno));
             break;
         }
     }
-    if (fail_pe >= 0 || why[0] || done < want) {
-        /* the listener goes at once: calls still coming are refused, not left to time out */
+    int failed = fail_pe >= 0 || why[0] || timed_out;
+    /* on failure every id goes at once: calls still coming are refused, calls made are
+     * dropped, not left to time out on the other side */
+    cm_drop_ids(net, failed);
+    if (!failed) {
+        GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: librdmacm connected %d queue pairs", net->my_pe, want);
+        return 0;
+    }
+    if (timed_out) {
         char missing[256];
         cm_missing(net, missing, sizeof(missing));
-        if (done < want && !why[0])
-            snprintf(why, sizeof(why), "connected %d of %d PEs in %gs (half of GSHMEM_TIMEOUT); not connected: %s",
-                     done, want, wait, missing);
-        cm->api->rdma_destroy_id(cm->listen);
-        cm->listen = NULL;
+        GSHMEMI_IBV_SETUP_FAIL(net,
+                               "PE %d: ibv: librdmacm: connected %d of %d PEs in %gs (half of GSHMEM_TIMEOUT); not "
+                               "connected: %s",
+                               net->my_pe, done, want, wait, missing);
+        return GSHMEMX_ERR_TIMEOUT;
     }
-    if (fail_pe >= 0 || why[0]) {
-        if (fail_pe < 0 || fail_pe == net->my_pe)
-            GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: librdmacm: %s", net->my_pe, why);
-        else
-            GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: librdmacm connection to PE %d (%u.%u.%u.%u port %u): %s",
-                                   net->my_pe, fail_pe, eps[fail_pe].cm_ip[0], eps[fail_pe].cm_ip[1],
-                                   eps[fail_pe].cm_ip[2], eps[fail_pe].cm_ip[3], eps[fail_pe].cm_port, why);
-        return done < want && fail_pe < 0 ? GSHMEMX_ERR_TIMEOUT : GSHMEMX_ERR_SYSTEM;
-    }
-    GSHMEMI_INFO(TRANSPORT, "PE %d: ibv: librdmacm connected %d queue pairs", net->my_pe, want);
-    return 0;
+    if (fail_pe < 0 || fail_pe == net->my_pe)
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: librdmacm: %s", net->my_pe, why);
+    else
+        GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: librdmacm connection to PE %d (%u.%u.%u.%u port %u): %s", net->my_pe,
+                               fail_pe, eps[fail_pe].cm_ip[0], eps[fail_pe].cm_ip[1], eps[fail_pe].cm_ip[2],
+                               eps[fail_pe].cm_ip[3], eps[fail_pe].cm_port, why);
+    return GSHMEMX_ERR_SYSTEM;
 }
 
 #else /* built without <rdma/rdma_cma.h> */

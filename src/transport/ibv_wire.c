@@ -80,6 +80,7 @@ void gshmemi_ibv_endpoint_encode(const struct gshmemi_ibv_endpoint *ep, unsigned
     out[11] = (unsigned char)(ep->nrails > 1 ? ep->nrails : 1);
     memcpy(out + 40, ep->cm_ip, 4);
     put16(out + 44, ep->cm_port);
+    out[46] = (unsigned char)ep->rd_atomic;
     for (int i = 0; i < ep->n_pes; i++) put32(out + IBV_EP_HEADER + 4 * (size_t)i, ep->qpn[i]);
     for (int r = 1; r < GSHMEMI_IBV_MAX_RAILS; r++) {
         unsigned char *at = out + ep_rail_offset(ep->n_pes, r);
@@ -132,6 +133,7 @@ int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from,
     ep->cm = blob[10];
     memcpy(ep->cm_ip, blob + 40, 4);
     ep->cm_port = get16(blob + 44);
+    ep->rd_atomic = blob[46];
     if (ep->pe != from) return wire_fail(why, whylen, "claims to be PE %d", ep->pe);
     if (ep->n_pes != n_pes) return wire_fail(why, whylen, "was built for %d PEs, the job has %d", ep->n_pes, n_pes);
     if (len != gshmemi_ibv_endpoint_size(n_pes))
@@ -151,6 +153,7 @@ int gshmemi_ibv_endpoint_decode(const unsigned char *blob, size_t len, int from,
     for (int r = 0; r < ep->nrails; r++)
         if (ep_rail_check(&ep->rails[r], r, why, whylen) != 0) return -1;
     if (ep->psn > 0xffffff) return wire_fail(why, whylen, "PSN 0x%x wider than 24 bits", ep->psn);
+    if (ep->rd_atomic < 1) return wire_fail(why, whylen, "takes no RDMA reads or atomics (depth 0)");
     if (ep->cm != GSHMEMI_IBV_CM_BOOTSTRAP && ep->cm != GSHMEMI_IBV_CM_RDMACM)
         return wire_fail(why, whylen, "unknown connection manager %d", ep->cm);
     if (ep->cm == GSHMEMI_IBV_CM_RDMACM && (!(ep->cm_ip[0] | ep->cm_ip[1] | ep->cm_ip[2] | ep->cm_ip[3]) || !ep->cm_port))

@@ -43,6 +43,7 @@ struct gshmemi_ibv_endpoint {
     int cm;              /* enum gshmemi_ibv_cm */
     uint8_t cm_ip[4];    /* rdmacm: the IPv4 address it listens on (network order) */
     uint16_t cm_port;    /* rdmacm: and the port */
+    int rd_atomic;       /* reads/atomics its QPs answer and issue at once (1..255) */
     const uint32_t *qpn; /* encode: [n_pes], 0 where it has no QP (itself, PEs it does not reach); the
                             QP number in the low 24 bits, its rail in the high 8 */
     uint32_t qpn_to_me;  /* decode: its QP for the decoding PE */

@@ -46,6 +46,7 @@ enum mock_reason {
     MOCK_REMOTE_FAULT = 0x15,  /* remote registered memory no longer mapped */
     MOCK_MISALIGNED = 0x20,
     MOCK_NO_RD_ATOMIC = 0x21,  /* max_rd_atomic or remote max_dest_rd_atomic is 0 */
+    MOCK_RD_ATOMIC_OVER = 0x22, /* max_rd_atomic above the remote max_dest_rd_atomic */
     MOCK_RQP_MISSING = 0x30,
     MOCK_PEER_DEAD = 0x31,
     MOCK_RQP_STATE = 0x32,
@@ -89,6 +90,7 @@ struct mock_context {
     long qps_made;
     int quiet;               /* GSHMEM_MOCK_IB_QUIET: no error reasons on stderr */
     long relaxed_ms;         /* GSHMEM_MOCK_IB_RELAXED: late landing of relaxed-ordered writes, 0: off */
+    long rd_atom;            /* GSHMEM_MOCK_IB_RD_ATOM: max_qp_rd_atom and max_qp_init_rd_atom */
     pthread_t late_thread;   /* lands late writes when due (mock_relaxed.c) */
     int late_thread_started, late_stop;
     struct ibv_async_event events[MOCK_EVENTS_MAX];

@@ -45,6 +45,7 @@ static const char *mock_reason_str(enum mock_reason r)
     case MOCK_REMOTE_FAULT: return "registered remote memory is no longer mapped";
     case MOCK_MISALIGNED: return "atomic remote address not 8-byte aligned";
     case MOCK_NO_RD_ATOMIC: return "READ/atomic with max_rd_atomic or the remote max_dest_rd_atomic 0";
+    case MOCK_RD_ATOMIC_OVER: return "READ/atomic with max_rd_atomic above the remote max_dest_rd_atomic";
     case MOCK_RQP_MISSING: return "no such remote QP (dest_qp_num)";
     case MOCK_PEER_DEAD: return "the remote QP's process is gone";
     case MOCK_RQP_STATE: return "the remote QP is not in RTR or RTS";
@@ -68,7 +69,7 @@ static enum ibv_wc_status mock_reason_status(enum mock_reason r)
     case MOCK_LEN: return IBV_WC_LOC_LEN_ERR;
     case MOCK_RKEY_UNKNOWN: case MOCK_RKEY_PD: case MOCK_RKEY_RANGE: case MOCK_RKEY_ACCESS: case MOCK_RQP_ACCESS:
     case MOCK_REMOTE_FAULT: return IBV_WC_REM_ACCESS_ERR;
-    case MOCK_MISALIGNED: case MOCK_NO_RD_ATOMIC: return IBV_WC_REM_INV_REQ_ERR;
+    case MOCK_MISALIGNED: case MOCK_NO_RD_ATOMIC: case MOCK_RD_ATOMIC_OVER: return IBV_WC_REM_INV_REQ_ERR;
     case MOCK_PTRACE: return IBV_WC_REM_OP_ERR;
     case MOCK_FLUSHED: return IBV_WC_WR_FLUSH_ERR;
     default: return IBV_WC_RETRY_EXC_ERR; /* the peer never answered */
@@ -186,6 +187,10 @@ static enum mock_reason mock_remote_check(struct mock_context *c, const struct m
         return MOCK_MISALIGNED;
     if (wr->opcode != IBV_WR_RDMA_WRITE && (!q->attr.max_rd_atomic || !r->max_dest_rd_atomic))
         return MOCK_NO_RD_ATOMIC;
+    /* a requester allowed more reads/atomics in flight than the responder takes: hardware
+     * fails when the excess arrives; the mock, which runs one at a time, fails at once */
+    if (wr->opcode != IBV_WR_RDMA_WRITE && q->attr.max_rd_atomic > r->max_dest_rd_atomic)
+        return MOCK_RD_ATOMIC_OVER;
     if (!(r->access & need))
         return MOCK_RQP_ACCESS;
     if (!total)

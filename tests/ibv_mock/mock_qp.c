@@ -252,8 +252,8 @@ static int mock_attr_check(const struct mock_context *c, const struct ibv_qp_att
         ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access)) ||
         ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096)) ||
         ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff) ||
-        ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > MOCK_MAX_RD_ATOM) ||
-        ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > MOCK_MAX_RD_ATOM) ||
+        ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > c->rd_atom) ||
+        ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > c->rd_atom) ||
         ((mask & IBV_QP_TIMEOUT) && a->timeout > 31) || ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7) ||
         ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7) || ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31))
         return EINVAL;

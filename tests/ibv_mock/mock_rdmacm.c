@@ -32,7 +32,6 @@
 #define MCM_MAGIC 0x4d434d4bu
 #define MCM_REQ_PDATA 56  /* private data of a connect request (InfiniBand CM REQ, less the rdma_cm header) */
 #define MCM_REP_PDATA 196 /* of an accept or reject */
-#define MCM_MAX_RD_ATOM 16
 #define MCM_GID_INDEX 3 /* the RoCE v2 IPv4 entry of a mock device */
 
 enum mcm_msg_type { MCM_LOCAL, MCM_REQ, MCM_REP, MCM_RTU, MCM_REJ, MCM_DISC };
@@ -71,6 +70,8 @@ struct mcm_id {
     uint32_t qpn, psn;
     uint8_t resp_res, init_depth, retry, rnr;
     int has_psn;
+    int unacked; /* events handed out and not acked: rdma_destroy_id would block on them */
+    int refused_once; /* a listener under GSHMEM_MOCK_CM_FAULT=reject_once */
     /* the other side's */
     int has_remote;
     uint32_t rqpn, rpsn;
@@ -84,12 +85,27 @@ struct mcm_channel {
     char name[64];
     pthread_mutex_t lock;
     struct mcm_id *ids;
-    char fault[16]; /* GSHMEM_MOCK_CM_FAULT */
+    int send_fd;     /* sends go through a blocking socket of their own (the channel's may be non-blocking) */
+    char fault[64];  /* GSHMEM_MOCK_CM_FAULT: a comma-separated list */
+    int routes_made; /* route_once */
 };
+
+static int mcm_fault(const struct mcm_channel *c, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = c->fault; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
 
 struct mcm_event {
     struct rdma_cm_event ev; /* first */
     uint8_t pdata[MCM_REP_PDATA];
+    struct mcm_id *counted[2]; /* whose unacked counts it is in */
 };
 
 static pthread_mutex_t mcm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -176,7 +192,7 @@ static int mcm_send(struct mcm_channel *from, const char *to, struct mcm_msg *m)
     socklen_t alen = mcm_abstract(to, &a);
     m->magic = MCM_MAGIC;
     snprintf(m->from_name, sizeof(m->from_name), "%s", from->name);
-    return sendto(from->ch.fd, m, sizeof(*m), 0, (struct sockaddr *)&a, alen) == (ssize_t)sizeof(*m) ? 0 : -1;
+    return sendto(from->send_fd, m, sizeof(*m), 0, (struct sockaddr *)&a, alen) == (ssize_t)sizeof(*m) ? 0 : -1;
 }
 
 /* An event for id, delivered through its own channel. */
@@ -222,10 +238,16 @@ MCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
     struct sockaddr_un a;
     socklen_t alen = mcm_abstract(c->name, &a);
     c->ch.fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (c->ch.fd < 0 || bind(c->ch.fd, (struct sockaddr *)&a, alen) != 0) {
+    c->send_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    /* a full receiver (net.unix.max_dgram_qlen) makes a send wait, not fail; never forever */
+    struct timeval tv = {10, 0};
+    if (c->ch.fd < 0 || c->send_fd < 0 || bind(c->ch.fd, (struct sockaddr *)&a, alen) != 0 ||
+        setsockopt(c->send_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
         int err = errno;
         if (c->ch.fd >= 0)
             close(c->ch.fd);
+        if (c->send_fd >= 0)
+            close(c->send_fd);
         free(c);
         errno = err;
         return NULL;
@@ -236,9 +258,12 @@ MCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 MCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
     struct mcm_channel *c = (struct mcm_channel *)channel;
-    if (c->ids)
+    if (c->ids) { /* librdmacm leaves them dangling: a caller's bug */
         fprintf(stderr, "mock rdmacm: event channel destroyed with ids still on it\n");
+        abort();
+    }
     close(c->ch.fd);
+    close(c->send_fd);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -286,6 +311,11 @@ MCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 {
     struct mcm_id *m = (struct mcm_id *)id;
     struct mcm_channel *c = m->ch;
+    if (m->unacked) { /* librdmacm would wait for the acks forever */
+        fprintf(stderr, "mock rdmacm: rdma_destroy_id with %d event(s) not acked: it would block for good\n",
+                m->unacked);
+        abort();
+    }
     if (m->has_remote && (m->state == S_ACCEPTED || m->state == S_REP_RCVD || m->state == S_DONE))
         mcm_tell_peer(m, MCM_DISC, 0);
     if (m->file[0])
@@ -406,8 +436,11 @@ MCM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
     if (m->state != S_ADDR || !m->id.verbs || timeout_ms <= 0)
         return mcm_fail(EINVAL);
     m->state = S_ROUTE;
-    int fail = strcmp(m->ch->fault, "route") == 0;
-    mcm_local(m, fail ? RDMA_CM_EVENT_ROUTE_ERROR : RDMA_CM_EVENT_ROUTE_RESOLVED, fail ? -ETIMEDOUT : 0);
+    /* route: no route, every time; route_once: the first resolution times out */
+    int status = mcm_fault(m->ch, "route") ? -EHOSTUNREACH
+                 : mcm_fault(m->ch, "route_once") && m->ch->routes_made++ == 0 ? -ETIMEDOUT
+                                                                                : 0;
+    mcm_local(m, status ? RDMA_CM_EVENT_ROUTE_ERROR : RDMA_CM_EVENT_ROUTE_RESOLVED, status);
     return 0;
 }
 
@@ -433,9 +466,13 @@ static int mcm_listener(const uint8_t ip[4], uint16_t port, char *name, size_t n
 
 static int mcm_check_param(const struct rdma_cm_id *id, const struct rdma_conn_param *p, int max_pdata)
 {
-    if (!p || (id->qp == NULL && (p->qp_num == 0 || p->qp_num > 0xffffff)) || p->private_data_len > max_pdata ||
-        (p->private_data_len && !p->private_data) || p->responder_resources > MCM_MAX_RD_ATOM ||
-        p->initiator_depth > MCM_MAX_RD_ATOM || p->retry_count > 7 || p->rnr_retry_count > 7)
+    struct ibv_device_attr da;
+    if (!p || !id->verbs || ibv_query_device(id->verbs, &da) != 0)
+        return mcm_fail(EINVAL);
+    /* the depths: at most what the local device allows */
+    if ((id->qp == NULL && (p->qp_num == 0 || p->qp_num > 0xffffff)) || p->private_data_len > max_pdata ||
+        (p->private_data_len && !p->private_data) || p->responder_resources > da.max_qp_rd_atom ||
+        p->initiator_depth > da.max_qp_init_rd_atom || p->retry_count > 7 || p->rnr_retry_count > 7)
         return mcm_fail(EINVAL);
     return 0;
 }
@@ -456,6 +493,8 @@ static void mcm_fill(struct mcm_id *m, const struct rdma_conn_param *p, struct m
     msg->pdata_len = p->private_data_len;
     if (p->private_data_len)
         memcpy(msg->pdata, p->private_data, p->private_data_len);
+    if (msg->pdata_len && mcm_fault(m->ch, "garble"))
+        msg->pdata[0] ^= 0xff; /* a stranger's call: the answerer must refuse it */
 }
 
 MCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
@@ -497,7 +536,9 @@ MCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 MCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
     struct mcm_id *m = (struct mcm_id *)id;
-    if (m->state != S_REQ_RCVD || mcm_check_param(id, conn_param, MCM_REP_PDATA) != 0)
+    /* the accept's initiator depth: no more than the caller offered to answer */
+    if (m->state != S_REQ_RCVD || mcm_check_param(id, conn_param, MCM_REP_PDATA) != 0 ||
+        conn_param->initiator_depth > m->init_depth)
         return mcm_fail(EINVAL);
     struct mcm_msg msg;
     memset(&msg, 0, sizeof(msg));
@@ -593,9 +634,10 @@ static void mcm_take_remote(struct mcm_id *m, const struct mcm_msg *msg)
 
 static void mcm_event_conn(struct mcm_event *e, const struct mcm_msg *msg)
 {
+    /* InfiniBand CM messages have a fixed private data area: it comes padded with zeros */
     memcpy(e->pdata, msg->pdata, msg->pdata_len);
-    e->ev.param.conn.private_data = msg->pdata_len ? e->pdata : NULL;
-    e->ev.param.conn.private_data_len = msg->pdata_len;
+    e->ev.param.conn.private_data = e->pdata;
+    e->ev.param.conn.private_data_len = msg->type == MCM_REQ ? MCM_REQ_PDATA : MCM_REP_PDATA;
     /* what the other side offers, seen from this side */
     e->ev.param.conn.responder_resources = msg->init_depth;
     e->ev.param.conn.initiator_depth = msg->resp_res;
@@ -611,13 +653,15 @@ static struct mcm_id *mcm_request(struct mcm_channel *c, struct mcm_id *l, const
     struct mcm_msg rej;
     memset(&rej, 0, sizeof(rej));
     rej.type = MCM_REJ, rej.to = msg->from, rej.status = 8;
-    if (!l || l->state != S_LISTEN || strcmp(c->fault, "reject") == 0) {
-        if (l && strcmp(c->fault, "reject") == 0)
-            rej.status = 28;
+    /* reject_once: the first call is refused by the CM itself (as with a full backlog: no private data) */
+    int once = l && mcm_fault(c, "reject_once") && !l->refused_once;
+    if (!l || l->state != S_LISTEN || once) {
+        if (once)
+            rej.status = 28, l->refused_once = 1;
         mcm_send(c, msg->from_name, &rej);
         return NULL;
     }
-    if (strcmp(c->fault, "drop") == 0)
+    if (mcm_fault(c, "drop"))
         return NULL;
     struct rdma_cm_id *nid;
     if (rdma_create_id(&c->ch, &nid, l->id.context, l->id.ps) != 0)
@@ -675,6 +719,8 @@ MCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
             if (!m || m->state != S_CALLING)
                 break;
             mcm_take_remote(m, &msg);
+            /* as the CM does: the depths the answerer accepted are this side's now */
+            m->init_depth = msg.resp_res, m->resp_res = msg.init_depth;
             m->state = S_REP_RCVD;
             e->ev.event = RDMA_CM_EVENT_CONNECT_RESPONSE; /* no QP on the id: the caller completes it */
             mcm_event_conn(e, &msg);
@@ -707,6 +753,9 @@ MCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
             continue;
         }
         e->ev.id = &m->id;
+        e->counted[0] = m, m->unacked++;
+        if (e->ev.listen_id)
+            e->counted[1] = (struct mcm_id *)e->ev.listen_id, e->counted[1]->unacked++;
         *event = &e->ev;
         return 0;
     }
@@ -714,7 +763,11 @@ MCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma
 
 MCM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
-    free(event);
+    struct mcm_event *e = (struct mcm_event *)event;
+    for (int i = 0; i < 2; i++)
+        if (e->counted[i])
+            e->counted[i]->unacked--;
+    free(e);
     return 0;
 }
 

@@ -49,6 +49,7 @@ static void ep_make(struct ep_fixture *f, int pe, int n_pes, int link)
     f->ep.lid = (uint16_t)(0x1200 + pe);
     for (int i = 0; i < 16; i++) f->ep.gid[i] = (uint8_t)(0x40 + pe * 3 + i);
     f->ep.psn = (0xabcdefu ^ (uint32_t)pe * 0x101u) & 0xffffffu;
+    f->ep.rd_atomic = 1 + pe % 16;
     if (pe % 2) { /* odd PEs connect through librdmacm */
         f->ep.cm = GSHMEMI_IBV_CM_RDMACM;
         f->ep.cm_ip[0] = 198, f->ep.cm_ip[1] = 18, f->ep.cm_ip[2] = (uint8_t)(pe >> 8), f->ep.cm_ip[3] = (uint8_t)pe;
@@ -121,6 +122,7 @@ Test(ibv_endpoint, round_trip_as_every_pe)
                     cr_assert_arr_eq(out.rails[q].gid, f.ep.rails[q].gid, 16);
                 }
                 cr_assert_eq(out.psn, f.ep.psn);
+                cr_assert_eq(out.rd_atomic, f.ep.rd_atomic);
                 cr_assert_eq(out.cm, f.ep.cm);
                 cr_assert_arr_eq(out.cm_ip, f.ep.cm_ip, 4);
                 cr_assert_eq(out.cm_port, f.ep.cm_port);
@@ -138,7 +140,7 @@ Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
     uint32_t qpn[5] = {0x0a0b0c, 0x01111213, 0, 0xfffffe, 0x01000001}; /* PEs 1 and 4 on rail 1 */
     struct gshmemi_ibv_endpoint ep = {.pe = 3, .n_pes = 5, .link = GSHMEMI_IBV_LINK_ETH, .mtu = 4, .lid = 0xbeef,
                                       .psn = 0x123456, .qpn = qpn, .cm = GSHMEMI_IBV_CM_RDMACM,
-                                      .cm_ip = {198, 18, 0, 7}, .cm_port = 0x4e21, .nrails = 2};
+                                      .cm_ip = {198, 18, 0, 7}, .cm_port = 0x4e21, .nrails = 2, .rd_atomic = 9};
     for (int i = 0; i < 16; i++) ep.gid[i] = (uint8_t)(0xc0 + i);
     ep.rails[1].link = GSHMEMI_IBV_LINK_IB, ep.rails[1].mtu = 3, ep.rails[1].lid = 0x1234;
     for (int i = 0; i < 16; i++) ep.rails[1].gid[i] = (uint8_t)(0xd0 + i);
@@ -153,8 +155,8 @@ Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
     cr_expect(b[8] == 0xef && b[9] == 0xbe, "LID little-endian at byte 8");
     cr_expect_eq(b[10], GSHMEMI_IBV_CM_RDMACM, "connection manager at byte 10");
     cr_expect_eq(b[11], 2, "rails at byte 11");
-    static const unsigned char cm_at40[8] = {198, 18, 0, 7, 0x21, 0x4e, 0, 0};
-    cr_expect_arr_eq(b + 40, cm_at40, 8, "IPv4 address (network order), port (little-endian), zero padding at 40");
+    static const unsigned char cm_at40[8] = {198, 18, 0, 7, 0x21, 0x4e, 9, 0};
+    cr_expect_arr_eq(b + 40, cm_at40, 8, "IPv4 address (network order), port (little-endian), depth, zero at 40");
     static const unsigned char pe_le[4] = {3, 0, 0, 0}, n_le[4] = {5, 0, 0, 0}, psn_le[4] = {0x56, 0x34, 0x12, 0};
     cr_expect_arr_eq(b + 12, pe_le, 4);
     cr_expect_arr_eq(b + 16, n_le, 4);
@@ -292,6 +294,11 @@ Test(ibv_endpoint, malformed_blobs_are_refused_with_a_reason)
     ep_refused(b, f.len, 1, 3, 4, "RoCE port without a GID (rail 1)", "rail 1 (RoCE) without a GID");
 
     /* PE 1 (odd) publishes a librdmacm address */
+    FRESH(), b[46] = 0;
+    ep_refused(b, f.len, 1, 2, 4, "depth 0", "no reads or atomics");
+    FRESH(), b[46] = 255;
+    cr_expect_eq(ep_decode(b, f.len, 1, 2, 4, &out, why, sizeof(why)), 0, "depth 255: %s", why);
+    cr_expect_eq(out.rd_atomic, 255);
     FRESH(), b[10] = 2;
     ep_refused(b, f.len, 1, 2, 4, "connection manager", "connection manager 2");
     FRESH(), b[10] = 255;
@@ -348,6 +355,7 @@ static void ep_fuzz_one(const unsigned char *blob, size_t len, int from, int me,
     cr_assert(out.link == GSHMEMI_IBV_LINK_IB || out.link == GSHMEMI_IBV_LINK_ETH, "%s: link %d", what, out.link);
     cr_assert(out.mtu >= 1 && out.mtu <= 5, "%s: MTU %d", what, out.mtu);
     cr_assert(out.psn <= 0xffffff, "%s: PSN 0x%x", what, out.psn);
+    cr_assert(out.rd_atomic >= 1 && out.rd_atomic <= 255, "%s: depth %d", what, out.rd_atomic);
     cr_assert(out.cm == GSHMEMI_IBV_CM_BOOTSTRAP || out.cm == GSHMEMI_IBV_CM_RDMACM, "%s: CM %d", what, out.cm);
     if (out.cm == GSHMEMI_IBV_CM_RDMACM)
         cr_assert((out.cm_ip[0] | out.cm_ip[1] | out.cm_ip[2] | out.cm_ip[3]) && out.cm_port, "%s: address", what);
