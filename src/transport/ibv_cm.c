@@ -418,16 +418,16 @@ static int cm_call(struct ibv_net *net, const struct gshmemi_env *env, int pe, c
     return 0;
 }
 
-/* Whether a failed call may pass if made again: the CM timed out (address, route, a
- * busy subnet manager or neighbour table) or refused it without our private data (the
- * answerer's backlog was full, or it was not yet listening). */
+/* Whether a failed call may pass if made again: address or route resolution timed
+ * out (a busy subnet manager or neighbour table), or the call was refused without our
+ * private data (the answerer's backlog was full). Both happen before the answerer
+ * could accept; a call that timed out later (UNREACHABLE, CONNECT_ERROR) may have been
+ * accepted there, and a second one would be refused as a duplicate: those end it. */
 static int cm_passing(const struct ibv_net *net, const struct rdma_cm_event *ev)
 {
     switch (ev->event) {
     case RDMA_CM_EVENT_ADDR_ERROR:
-    case RDMA_CM_EVENT_ROUTE_ERROR:
-    case RDMA_CM_EVENT_UNREACHABLE:
-    case RDMA_CM_EVENT_CONNECT_ERROR: return ev->status == -ETIMEDOUT || ev->status == ETIMEDOUT;
+    case RDMA_CM_EVENT_ROUTE_ERROR: return ev->status == -ETIMEDOUT || ev->status == ETIMEDOUT;
     case RDMA_CM_EVENT_REJECTED: {
         int pe;
         char why[64];

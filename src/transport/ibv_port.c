@@ -136,6 +136,12 @@ int gshmemi_ibv_ports_open(const struct gshmemi_ibv_api *api, const struct gshme
             if (c) api->ibv_close_device(c);
             continue;
         }
+        /* a device that cannot answer reads and atomics cannot be a rail (gshmem's atomics and flushes need them) */
+        if (da.atomic_cap == IBV_ATOMIC_NONE || da.max_qp_rd_atom < 1 || da.max_qp_init_rd_atom < 1) {
+            why_add(why, whylen, "%s%s:%d %s", dev, 0, "offers no remote atomics or RDMA reads in flight");
+            api->ibv_close_device(c);
+            continue;
+        }
         for (int p = 1; p <= da.phys_port_cnt; p++) {
             struct ibv_port_choice pc;
             if (!gshmemi_ib_hca_allows(&filter, dev, p)) continue;

@@ -38,6 +38,8 @@ void gshmemi_ibv_lost(struct ibv_net *net, int pe, const char *fmt, ...)
         if (pe >= 0)
             snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d lost PE %d (%s port %d): %s", net->my_pe, pe,
                      port->dev, port->port, what);
+        else if (net->nrails > 1) /* not tied to a peer: what names the device */
+            snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d: %s", net->my_pe, what);
         else
             snprintf(net->lost_msg, sizeof(net->lost_msg), "ibv: PE %d (%s port %d): %s", net->my_pe, port->dev,
                      port->port, what);

@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GSHMEMI_IBV_WIRE_VERSION 2 /* 2: the endpoint carries the connection manager and its address */
+/* 2: the endpoint carries the connection manager and its address; 3: rails and depths */
+#define GSHMEMI_IBV_WIRE_VERSION 3
 #define GSHMEMI_IBV_MAX_CHUNKS 64 /* registrations per heap */
 #define GSHMEMI_IBV_MAX_RAILS 4   /* RDMA ports one PE uses */
 

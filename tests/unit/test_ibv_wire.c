@@ -149,7 +149,7 @@ Test(ibv_endpoint, little_endian_layout_at_fixed_offsets)
     memset(b, 0xa5, sizeof(b));
     gshmemi_ibv_endpoint_encode(&ep, b);
     cr_expect_eq(memcmp(b, "GIBV", 4), 0, "magic \"GIBV\" at byte 0");
-    cr_expect(b[4] == 2 && b[5] == 0, "version 2, little-endian, at byte 4");
+    cr_expect(b[4] == 3 && b[5] == 0, "version 3, little-endian, at byte 4");
     cr_expect_eq(b[6], GSHMEMI_IBV_LINK_ETH);
     cr_expect_eq(b[7], 4);
     cr_expect(b[8] == 0xef && b[9] == 0xbe, "LID little-endian at byte 8");
@@ -208,10 +208,12 @@ Test(ibv_endpoint, malformed_blobs_are_refused_with_a_reason)
     ep_refused(b, f.len, 1, 2, 4, "magic", "a heap keys magic");
     FRESH(), put16le(b + 4, 1);
     ep_refused(b, f.len, 1, 2, 4, "version 1", "version 1 (no connection manager field)");
-    FRESH(), put16le(b + 4, 3);
-    ep_refused(b, f.len, 1, 2, 4, "version 3", "version 3");
-    FRESH(), put16le(b + 4, 0x200);
-    ep_refused(b, f.len, 1, 2, 4, "version 512", "version 2 read big-endian");
+    FRESH(), put16le(b + 4, 2);
+    ep_refused(b, f.len, 1, 2, 4, "version 2", "version 2 (no rails, no depth)");
+    FRESH(), put16le(b + 4, 4);
+    ep_refused(b, f.len, 1, 2, 4, "version 4", "version 4");
+    FRESH(), put16le(b + 4, 0x300);
+    ep_refused(b, f.len, 1, 2, 4, "version 768", "version 3 read big-endian");
     FRESH();
     ep_refused(b, f.len, 0, 2, 4, "PE 1", "PE 1's blob published as PE 0's");
     FRESH(), put32le(b + 12, 0xffffffffu);
@@ -405,7 +407,7 @@ Test(ibv_endpoint, fuzz_corruptions_and_random_bytes)
         unsigned char *r = malloc(len ? len : 1);
         cr_assert_not_null(r);
         for (size_t i = 0; i < len; i++) r[i] = (unsigned char)rng();
-        if (len >= 6 && rng() % 2) memcpy(r, "GIBV\2\0", 6);
+        if (len >= 6 && rng() % 2) memcpy(r, "GIBV\3\0", 6);
         int n_pes = len >= 108 && rng() % 2 ? (int)((len - 108) / 4) : (int)(rng() % 20);
         int from = len >= 16 && rng() % 2 ? (int)get32le(r + 12) : (int)(rng() % 20);
         if (len >= 20 && rng() % 2) put32le(r + 16, (uint32_t)n_pes);
@@ -430,7 +432,7 @@ Test(ibv_cm_private, round_trip_layout_and_padding)
             memset(b, 0xa5, sizeof(b));
             gshmemi_ibv_cm_private_encode(pe, sizes[s], b);
             cr_assert_eq(memcmp(b, "GICM", 4), 0);
-            cr_assert(b[4] == 2 && b[5] == 0 && b[6] == 0 && b[7] == 0, "version 2, then zeros");
+            cr_assert(b[4] == 3 && b[5] == 0 && b[6] == 0 && b[7] == 0, "version 3, then zeros");
             cr_assert_eq(get32le(b + 8), (uint32_t)pe);
             cr_assert_eq(get32le(b + 12), (uint32_t)sizes[s]);
             for (int i = GSHMEMI_IBV_CM_PRIVATE_SIZE; i < 56; i++) cr_assert_eq(b[i], 0xa5, "byte %d written", i);
@@ -526,7 +528,7 @@ Test(ibv_heapkeys, round_trip_with_1_3_and_64_chunks)
         unsigned char b[GSHMEMI_IBV_HEAPKEYS_SIZE + 8];
         keys_encode(&in[t], b);
         cr_expect_eq(memcmp(b, "GIBM", 4), 0, "magic \"GIBM\" at byte 0");
-        cr_expect(b[4] == 2 && b[5] == 0, "version 2 little-endian at byte 4");
+        cr_expect(b[4] == 3 && b[5] == 0, "version 3 little-endian at byte 4");
         cr_expect_eq(b[6], in[t].heap_index);
         cr_expect_eq(b[7], in[t].nchunks);
         cr_expect_eq(get64le(b + 8), in[t].addr, "address little-endian at byte 8");
@@ -572,8 +574,10 @@ Test(ibv_heapkeys, malformed_blobs_are_refused_with_a_reason)
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "magic", "an endpoint's magic");
     keys_encode(&good, b), put16le(b + 4, 1);
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "version 1", "version 1");
-    keys_encode(&good, b), put16le(b + 4, 3);
-    keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "version 3", "version 3");
+    keys_encode(&good, b), put16le(b + 4, 2);
+    keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "version 2", "version 2");
+    keys_encode(&good, b), put16le(b + 4, 4);
+    keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H, 0, "version 4", "version 4");
     keys_encode(&good, b);
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, 3, 0, "heap", "heap 2's keys taken for heap 3");
     keys_refused(b, GSHMEMI_IBV_HEAPKEYS_SIZE, H + 256, 0, "heap", "heap 258 (its index does not fit a byte)");
