@@ -179,9 +179,11 @@ int gshmemi_ib_port_netdev(const char *sysfs_net, const char *dev, int port, cha
         snprintf(why, whylen, "cannot list %s: %s", sysfs_net, strerror(errno));
         return -1;
     }
+    /* the port's interface of the default partition (IPoIB pkey 0xffff or 0x7fff, or no
+     * pkey: Ethernet) before a partition's child interface (ib0.8001) */
     int found = 0, others = 0;
     struct dirent *e;
-    while (!found && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
         char path[1024];
         struct stat st;
@@ -198,8 +200,13 @@ int gshmemi_ib_port_netdev(const char *sysfs_net, const char *dev, int port, cha
             others++;
             continue;
         }
+        snprintf(path, sizeof(path), "%s/%s/pkey", sysfs_net, e->d_name);
+        long pkey = netdev_number(path);
+        int rank = pkey < 0 || (pkey & 0x7fff) == 0x7fff ? 2 : 1;
+        /* among equals the smallest name, so that the answer does not hang on readdir's order */
+        if (rank < found || (rank == found && strcmp(e->d_name, ifname) >= 0)) continue;
         snprintf(ifname, iflen, "%s", e->d_name);
-        found = 1;
+        found = rank;
     }
     closedir(d);
     if (found) return 0;

@@ -60,8 +60,9 @@ int gshmemi_ib_gid_ipv4(const uint8_t gid[16], uint8_t ip[4]);
 
 /* The network interface of port `port` of RDMA device `dev` (an IPoIB or Ethernet
  * netdev whose sysfs entry sysfs_net/<if>/device/infiniband/<dev> exists and whose
- * dev_port is port - 1), looked up under sysfs_net ("/sys/class/net"). 0 with its name,
- * or -1 with the reason. */
+ * dev_port is port - 1), looked up under sysfs_net ("/sys/class/net"); the default
+ * partition's interface before a partition's child (ib0 before ib0.8001). 0 with its
+ * name, or -1 with the reason. */
 int gshmemi_ib_port_netdev(const char *sysfs_net, const char *dev, int port, char *ifname, size_t iflen, char *why,
                            size_t whylen);
 

@@ -234,6 +234,17 @@ Test(ib_addr, ipv4_mapped_gids_give_their_address)
 }
 
 /* A fake /sys/class/net: name -> (device it belongs to, dev_port, dev_id; -1: no file). */
+static void netdev_add(const char *root, const char *name, const char *dev, int dev_port, int dev_id);
+static void netdev_pkey(const char *root, const char *name, int pkey)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s/pkey", root, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "0x%04x\n", pkey);
+    fclose(f);
+}
+
 static void netdev_add(const char *root, const char *name, const char *dev, int dev_port, int dev_id)
 {
     char path[512], cmd[1024];
@@ -263,6 +274,17 @@ Test(ib_addr, the_port_netdev_is_found_by_device_and_port)
     netdev_add(root, "ib1", "mlx5_0", 1, 1);
     netdev_add(root, "ib2", "mlx5_1", -1, -1); /* no dev_port, no dev_id: port 1 */
     netdev_add(root, "ib3", "mlx4_0", 0, 1);   /* an old kernel: the port in dev_id */
+    /* mlx5_2 port 1: partition children whose names sort before the default partition's
+     * interface (the answer must not be the first name or readdir's first) */
+    netdev_add(root, "iba.8001", "mlx5_2", 0, 0);
+    netdev_pkey(root, "iba.8001", 0x8001);
+    netdev_add(root, "ibz", "mlx5_2", 0, 0);
+    netdev_pkey(root, "ibz", 0xffff);
+    netdev_add(root, "ibb.8002", "mlx5_2", 0, 0);
+    netdev_pkey(root, "ibb.8002", 0x8002);
+    /* mlx5_3 port 1: only a partition child (then it is the one) */
+    netdev_add(root, "ib5.8003", "mlx5_3", 0, 0);
+    netdev_pkey(root, "ib5.8003", 0x8003);
     struct {
         const char *dev;
         int port;
@@ -271,6 +293,7 @@ Test(ib_addr, the_port_netdev_is_found_by_device_and_port)
     } cases[] = {
         {"mlx5_0", 1, "ib0", NULL},          {"mlx5_0", 2, "ib1", NULL},
         {"mlx5_1", 1, "ib2", NULL},          {"mlx4_0", 2, "ib3", NULL},
+        {"mlx5_2", 1, "ibz", NULL},          {"mlx5_3", 1, "ib5.8003", NULL},
         {"mlx5_0", 3, NULL, "none for port 3"}, {"mlx5_9", 1, NULL, "no network interface of mlx5_9"},
         {"mlx5", 1, NULL, "no network interface"}, /* a prefix is not the device */
     };
