@@ -250,7 +250,7 @@ static int ibv_connect_all(struct ibv_net *net, struct gshmemi_bootstrap *bs, co
                                    why);
             rc = GSHMEMX_ERR_PROTOCOL;
         } else if (ep.link != ibv_rail_of(net, pe)->port.link) {
-            const struct ibv_port_choice *mine = &ibv_rail_of(net, pe)->port;
+            const struct ibv_port_choice *mine = &ibv_rail_of(net, pe)->port; /* the rail our QP to pe is on */
             GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: PE %d uses %s (its rail %d), this PE %s (%s port %d): they cannot talk",
                                    net->my_pe, pe, ep.link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE",
                                    ep.rail_to_me, mine->link == GSHMEMI_IBV_LINK_IB ? "InfiniBand" : "RoCE", mine->dev,
@@ -325,11 +325,7 @@ static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env,
         if (rail->port.max_msg_sz && rail->port.max_msg_sz < net->max_msg) net->max_msg = rail->port.max_msg_sz;
         if (da.max_qp_rd_atom < net->rd_atomic) net->rd_atomic = da.max_qp_rd_atom;
         if (da.max_qp_init_rd_atom < net->rd_atomic) net->rd_atomic = da.max_qp_init_rd_atom;
-        if (da.atomic_cap == IBV_ATOMIC_NONE) {
-            GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: %s offers no remote atomics; use GSHMEM_REMOTE_TRANSPORT=tcp",
-                                   net->my_pe, rail->port.dev);
-            return GSHMEMX_ERR_NOT_SUPPORTED;
-        }
+        /* a device without remote atomics or reads is no rail (gshmemi_ibv_ports_open) */
         int remote_pes = 0;
         for (int pe = 0; pe < net->n_pes; pe++) remote_pes += remote[pe] && net->peers[pe].rail == r;
         long cqe = (long)net->qp_depth * (remote_pes ? remote_pes : 1) + 16;

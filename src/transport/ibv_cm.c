@@ -34,7 +34,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
-#include <link.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -80,15 +79,9 @@ static pthread_once_t cm_once = PTHREAD_ONCE_INIT;
 
 static void cm_load(void)
 {
-    void *lib = dlopen("librdmacm.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        snprintf(cm_why, sizeof(cm_why), "librdmacm.so.1 not loadable (%s); install librdmacm1 (rdma-core)",
-                 dlerror());
-        return;
-    }
-    struct link_map *map = NULL;
-    if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
-        snprintf(cm_api.path, sizeof(cm_api.path), "%s", map->l_name);
+    void *lib = gshmemi_ibv_dlopen("librdmacm.so.1", "librdmacm1 (rdma-core)", cm_api.path, sizeof(cm_api.path),
+                                   cm_why, sizeof(cm_why));
+    if (!lib) return;
 #define CM_REQUIRE(name, ret, args)                                                                                    \
     if (!(*(void **)&cm_api.name = dlsym(lib, #name))) {                                                               \
         snprintf(cm_why, sizeof(cm_why), "%.200s lacks %s (too old a librdmacm)", cm_api.path, #name);                 \

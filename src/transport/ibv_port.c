@@ -124,10 +124,13 @@ int gshmemi_ibv_ports_open(const struct gshmemi_ibv_api *api, const struct gshme
         if (list) api->ibv_free_device_list(list);
         return 0;
     }
-    /* every usable port and how near the GPU it is; then the nearest ones are opened */
+    /* every usable port and how near the GPU it is; the nearest ones keep the context
+     * their device was queried with (a second port of one device opens another: each
+     * rail owns its context) */
     struct ibv_port_candidate *cand = NULL;
+    struct ibv_context **opened = calloc((size_t)ndev, sizeof(*opened));
     int ncand = 0, allowed = 0, best = -1;
-    for (int d = 0; d < ndev; d++) {
+    for (int d = 0; opened && d < ndev; d++) {
         const char *dev = api->ibv_get_device_name(list[d]);
         struct ibv_context *c = api->ibv_open_device(list[d]);
         struct ibv_device_attr da;
@@ -155,14 +158,19 @@ int gshmemi_ibv_ports_open(const struct gshmemi_ibv_api *api, const struct gshme
             if (cand[ncand].score > best) best = cand[ncand].score;
             ncand++;
         }
-        api->ibv_close_device(c);
+        opened[d] = c;
     }
     int n = 0;
     for (int i = 0; i < ncand && n < max; i++) {
         if (cand[i].score != best) continue;
-        if (!(ctx[n] = api->ibv_open_device(list[cand[i].dev]))) continue;
+        struct ibv_context **c = &opened[cand[i].dev];
+        if (!(ctx[n] = *c ? *c : api->ibv_open_device(list[cand[i].dev]))) continue;
+        *c = NULL;
         out[n++] = cand[i].c;
     }
+    for (int d = 0; opened && d < ndev; d++)
+        if (opened[d]) api->ibv_close_device(opened[d]);
+    free(opened);
     free(cand);
     if (!allowed) {
         snprintf(why, whylen, "GSHMEM_IB_HCA=\"%s\" allows none of the %d RDMA devices' ports", env->ib_hca, ndev);

@@ -13,17 +13,24 @@ static const struct gshmemi_ibv_api *ibv_loaded;
 static char ibv_why[384];
 static pthread_once_t ibv_once = PTHREAD_ONCE_INIT;
 
-static void ibv_load(void)
+void *gshmemi_ibv_dlopen(const char *soname, const char *package, char *path, size_t pathlen, char *why,
+                         size_t whylen)
 {
-    void *lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        snprintf(ibv_why, sizeof(ibv_why), "libibverbs.so.1 not loadable (%s); install libibverbs1 (rdma-core)",
-                 dlerror());
-        return;
+        snprintf(why, whylen, "%s not loadable (%s); install %s", soname, dlerror(), package);
+        return NULL;
     }
     struct link_map *map = NULL;
-    if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
-        snprintf(ibv_api.path, sizeof(ibv_api.path), "%s", map->l_name);
+    if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) snprintf(path, pathlen, "%s", map->l_name);
+    return lib;
+}
+
+static void ibv_load(void)
+{
+    void *lib = gshmemi_ibv_dlopen("libibverbs.so.1", "libibverbs1 (rdma-core)", ibv_api.path, sizeof(ibv_api.path),
+                                   ibv_why, sizeof(ibv_why));
+    if (!lib) return;
 #define IBV_REQUIRE(name, ret, args)                                                                                   \
     if (!(*(void **)&ibv_api.name = dlsym(lib, #name))) {                                                              \
         snprintf(ibv_why, sizeof(ibv_why), "%.200s lacks %s (too old a libibverbs)", ibv_api.path, #name);             \

@@ -48,6 +48,11 @@ struct gshmemi_ibv_api {
     char path[256]; /* the file loaded */
 };
 
+/* dlopen of soname (RTLD_LOCAL): the handle, with the file loaded in path; NULL with
+ * why ("... not loadable (...); install package"). */
+void *gshmemi_ibv_dlopen(const char *soname, const char *package, char *path, size_t pathlen, char *why,
+                         size_t whylen);
+
 /* Loads libibverbs once (thread-safe); NULL with the reason in why when it is absent
  * or lacks a required entry point. */
 const struct gshmemi_ibv_api *gshmemi_ibv_api(char *why, size_t whylen);
