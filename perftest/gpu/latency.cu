@@ -80,7 +80,8 @@ static struct perf_clock *g_clock;
 __host__ __device__ __forceinline__ long chain_next(long j, int pe) { return (5 * j + 1 + 2 * pe) % CHAIN_LEN; }
 static uint64_t sig_salt(int pe, size_t size) { return 0x5157u + (uint64_t)pe * 0x100000001ull + size * 977; }
 
-/* ---- Kernels. Thread 0 keeps the clocks: stamps[i] is iteration i's cycles, for the
+/* ---- Kernels. One thread keeps the clocks (thread 0; in put_signal, the group's last
+ * thread, off the sending warp): stamps[i] is iteration i's cycles, for the
  * first PERF_STAMPS_MAX iterations. They are kept in shared memory until the end: a
  * global store per round would sit in front of the next release and be timed too. */
 #define PERF_STAMPS_MAX 4096
