@@ -7,12 +7,17 @@
  *        buffer, ITERS times in one kernel, then one gshmem_quiet per block
  *   get  PE 0 reads SIZE bytes of PE 1's symmetric buffer into a private device buffer
  *        the same way (gshmemx_getmem_nbi_block, then gshmem_quiet)
+ *   bidir  both PEs put at once, each into the other's buffer (the put kernel on both);
+ *        GB/s counts both directions (PE 0's kernel time)
  *
  * Reference, in the same run, same grid and slices: a plain copy kernel with 16-byte
  * loads and stores through the same peer mapping (the pointer from gshmem_ptr on the
- * host); ratio = GB/s / copy GB/s. When the library has gshmemx_putmem_on_stream, the
- * put rows also give the host-initiated, stream-ordered bandwidth (ITERS calls on one
- * stream, then gshmemx_quiet_on_stream, timed with events).
+ * host); ratio = GB/s / copy GB/s (bidir: the copy kernel on both PEs at once). A
+ * second reference with --ce: the copy engines, ITERS cudaMemcpyAsync calls through the
+ * same mapping (what cudaMemcpyPeer does between two devices of one process). When the
+ * library has gshmemx_putmem_on_stream, the put rows also give the host-initiated,
+ * stream-ordered bandwidth (ITERS calls on one stream, then gshmemx_quiet_on_stream,
+ * timed with events).
  *
  * When PE 1's heap is not mapped on PE 0 (GSHMEM_DISABLE_P2P=1, or another node: the
  * calls go through PE 0's proxy thread and the remote transport) there is no copy
@@ -29,7 +34,7 @@
  * device (#wrong: bytes that differ, put + copy [+ stream]; 0 expected).
  *
  * usage: gshmemrun -n 2 gshmem-perf-gpu-bw [-b MIN] [-e MAX] [-B BLOCKS] [-T THREADS]
- *            [-i MAXITERS] [-x BYTES] [-r REPS] [-t put,get] [--csv]
+ *            [-i MAXITERS] [-x BYTES] [-r REPS] [-t put,get,bidir] [--ce] [--csv]
  * The symmetric heap must hold MAX bytes (GSHMEM_SYMMETRIC_SIZE).
  *
  * The same source builds the NVSHMEM version (perftest/nvshmem/, GPERF_NVSHMEM).
@@ -46,14 +51,14 @@
 struct options {
     size_t min_size, max_size, target_bytes;
     long max_iters;
-    int blocks, threads, reps, csv;
+    int blocks, threads, reps, csv, ce;
     const char *tests;
 };
 
 static int g_me, g_peer;
-static unsigned char *g_sym;   /* symmetric: put destination / get source, on PE 1 */
-static unsigned char *g_local; /* private: put source / get destination, on PE 0 */
-static long long *g_slots;     /* [0]: #wrong from PE 1, [1]: whether PE 1 is mapped */
+static unsigned char *g_sym;   /* symmetric: put destination / get source, on PE 1 (bidir: both) */
+static unsigned char *g_local; /* private: put source / get destination, on PE 0 (bidir: both) */
+static long long *g_slots;     /* [0]: #wrong from PE 1, [1]: whether the peers are mapped */
 static unsigned long long *g_dwrong;
 
 /* Block b's slice of a transfer: [off, off + *n). Slices are multiples of 256 bytes. */
@@ -107,13 +112,16 @@ static void barrier(void)
     SHM(barrier_all)();
 }
 
-enum kind { K_PUT, K_GET, K_COPY_PUT, K_COPY_GET, K_STREAM };
+enum kind { K_PUT, K_GET, K_BIDIR, K_COPY_PUT, K_COPY_GET, K_COPY_BIDIR, K_CE_PUT, K_CE_GET, K_CE_BIDIR, K_STREAM };
+
+static int is_get_kind(enum kind k) { return k == K_GET || k == K_COPY_GET || k == K_CE_GET; }
+static int is_bidir_kind(enum kind k) { return k == K_BIDIR || k == K_COPY_BIDIR || k == K_CE_BIDIR; }
 
 struct launch {
     int blocks, threads;
     size_t size, chunk;
     long iters;
-    unsigned char *peer_sym; /* PE 1's buffer through the mapping; NULL on the proxy path */
+    unsigned char *peer_sym; /* the peer's buffer through the mapping; NULL on the proxy path */
     cudaStream_t stream;
 };
 
@@ -121,13 +129,24 @@ static void launch(enum kind k, const struct launch *l)
 {
     switch (k) {
     case K_PUT:
+    case K_BIDIR:
         put_kernel<<<l->blocks, l->threads, 0, l->stream>>>(g_sym, g_local, l->size, l->chunk, l->iters, g_peer);
         break;
     case K_GET:
         get_kernel<<<l->blocks, l->threads, 0, l->stream>>>(g_local, g_sym, l->size, l->chunk, l->iters, g_peer);
         break;
     case K_COPY_PUT:
+    case K_COPY_BIDIR:
         copy_kernel<<<l->blocks, l->threads, 0, l->stream>>>(l->peer_sym, g_local, l->size, l->chunk, l->iters);
+        break;
+    case K_CE_PUT:
+    case K_CE_BIDIR:
+        for (long it = 0; it < l->iters; it++)
+            CHECK_CUDA(cudaMemcpyAsync(l->peer_sym, g_local, l->size, cudaMemcpyDeviceToDevice, l->stream));
+        break;
+    case K_CE_GET:
+        for (long it = 0; it < l->iters; it++)
+            CHECK_CUDA(cudaMemcpyAsync(g_local, l->peer_sym, l->size, cudaMemcpyDeviceToDevice, l->stream));
         break;
     case K_COPY_GET:
         copy_kernel<<<l->blocks, l->threads, 0, l->stream>>>(g_local, l->peer_sym, l->size, l->chunk, l->iters);
@@ -148,7 +167,8 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* PE 0: median milliseconds of `reps` timed launches after an untimed one. */
+/* Median milliseconds of `reps` timed launches after an untimed one (PE 0; for bidir
+ * both PEs launch, and PE 0's times count). */
 static double time_ms(enum kind k, const struct launch *l, int reps)
 {
     cudaEvent_t a, b;
@@ -171,30 +191,39 @@ static double time_ms(enum kind k, const struct launch *l, int reps)
 }
 
 /* One measurement, collective: poison the destination, PE 0 times, check the
- * destination (PE 1's buffer for puts, PE 0's for gets). GB/s on PE 0; *wrong += bytes. */
+ * destination (PE 1's buffer for puts, PE 0's for gets, both buffers for bidir, where
+ * PE p's source holds salt + p). GB/s on PE 0 (bidir: both directions); *wrong +=
+ * bytes. */
 static double measure(enum kind k, const struct launch *l, int reps, uint64_t salt, long *wrong)
 {
-    int is_get = k == K_GET || k == K_COPY_GET;
-    int dst_pe = is_get ? 0 : 1;
+    int is_get = is_get_kind(k), both = is_bidir_kind(k);
+    int receives = both || g_me == (is_get ? 0 : 1);
+    unsigned char *dst = is_get ? g_local : g_sym;
     barrier();
-    if (g_me == dst_pe) CHECK_CUDA(cudaMemset(is_get ? g_local : g_sym, 0xa5, l->size));
+    if (receives) CHECK_CUDA(cudaMemset(dst, 0xa5, l->size));
     barrier();
-    double ms = g_me == 0 ? time_ms(k, l, reps) : 0;
+    double ms = g_me == 0 || both ? time_ms(k, l, reps) : 0;
     barrier();
-    long mine = g_me == dst_pe ? perf_check(is_get ? g_local : g_sym, l->size, salt, g_dwrong) : 0;
+    long mine = receives ? perf_check(dst, l->size, both ? salt + (uint64_t)g_peer : salt, g_dwrong) : 0;
     if (g_me == 1) perf_send_ll(&g_slots[0], mine, 0);
     barrier();
-    if (g_me == 0) *wrong += mine + (dst_pe == 1 ? (long)perf_read_ll(&g_slots[0]) : 0);
+    if (g_me == 0) *wrong += mine + (!is_get || both ? (long)perf_read_ll(&g_slots[0]) : 0);
     barrier();
-    return ms > 0 ? (double)l->size * (double)l->iters / (ms * 1e-3) / 1e9 : 0;
+    double bytes = (double)l->size * (double)l->iters * (both ? 2 : 1);
+    return g_me == 0 && ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0;
 }
 
-/* PE 0's answer (whether PE 1's heap is mapped), on both PEs: both skip the copy
- * reference together. Collective. */
+/* Whether both PEs have the other's heap mapped, on both PEs: both skip the copy
+ * references together. Collective. */
 static int share_mapped(int mapped)
 {
     barrier();
-    if (g_me == 0) perf_send_ll(&g_slots[1], mapped, 1);
+    if (g_me == 1) perf_send_ll(&g_slots[1], mapped, 0);
+    barrier();
+    if (g_me == 0) {
+        mapped = mapped && perf_read_ll(&g_slots[1]);
+        perf_send_ll(&g_slots[1], mapped, 1);
+    }
     barrier();
     if (g_me == 1) mapped = (int)perf_read_ll(&g_slots[1]);
     barrier();
@@ -215,15 +244,17 @@ static void usage(const char *prog)
             "  -i N      most transfers per kernel (default 1000)\n"
             "  -x BYTES  bytes per kernel: ITERS = BYTES / SIZE, at least 1 (default 2G)\n"
             "  -r N      timed kernels per measurement, median reported (default 5, at most 64)\n"
-            "  -t LIST   put,get (default both)\n"
+            "  -t LIST   put,get,bidir (default put,get)\n"
+            "  --ce      also the copy engines' reference (cudaMemcpyAsync through the mapping)\n"
             "  --csv     comma-separated output\n",
             prog);
 }
 
 int main(int argc, char **argv)
 {
-    struct options o = {4096, (size_t)1 << 30, (size_t)2 << 30, 1000, 0, 1024, 5, 0, "put,get"};
-    static const struct option longopts[] = {{"csv", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+    struct options o = {4096, (size_t)1 << 30, (size_t)2 << 30, 1000, 0, 1024, 5, 0, 0, "put,get"};
+    static const struct option longopts[] = {{"csv", no_argument, NULL, 'c'}, {"ce", no_argument, NULL, 'E'},
+                                             {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "b:e:B:T:i:x:r:t:ch", longopts, NULL)) != -1) {
@@ -237,6 +268,7 @@ int main(int argc, char **argv)
         case 'r': o.reps = atoi(optarg); break;
         case 't': o.tests = optarg; break;
         case 'c': o.csv = 1; break;
+        case 'E': o.ce = 1; break;
         default: usage(argv[0]); return c == 'h' ? 0 : 2;
         }
     }
@@ -268,7 +300,7 @@ int main(int argc, char **argv)
     struct launch l;
     memset(&l, 0, sizeof l);
     l.threads = o.threads;
-    l.peer_sym = g_me == 0 ? (unsigned char *)SHM(ptr)(g_sym, 1) : NULL;
+    l.peer_sym = (unsigned char *)SHM(ptr)(g_sym, g_peer);
     int mapped = share_mapped(l.peer_sym != NULL);
     CHECK_CUDA(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
     int dev = 0, sms = 0, per_sm = 0;
@@ -289,76 +321,80 @@ int main(int argc, char **argv)
         cudaDeviceProp prop;
         CHECK_CUDA(cudaGetDeviceProperties(&prop, dev));
         if (o.csv) {
-            printf("op,size_bytes,blocks,threads,iters,us_per_transfer,GBps,copy_GBps,ratio,stream_GBps,wrong\n");
-            if (!mapped) printf("# peer not mapped (proxy path): no copy reference\n");
+            printf("op,size_bytes,blocks,threads,iters,us_per_transfer,GBps,copy_GBps,ratio,ce_GBps,stream_GBps,"
+                   "wrong\n");
+            if (!mapped) printf("# peer not mapped (proxy path): no copy or ce reference\n");
         } else {
-            printf("# %s-perf-gpu-bw: PE 0 -> PE 1 (put) and PE 0 <- PE 1 (get), heap %s, GPU %d %s\n", PERF_LIB,
-                   perf_heap_kind(), dev, prop.name);
+            printf("# %s-perf-gpu-bw: PE 0 -> PE 1 (put), PE 0 <- PE 1 (get), both at once (bidir), heap %s, "
+                   "GPU %d %s\n",
+                   PERF_LIB, perf_heap_kind(), dev, prop.name);
             printf("# %d blocks x %d threads (%d SMs, %d resident per SM); %s; GB/s = 10^9 bytes/s, "
-                   "median of %d kernels\n",
+                   "median of %d kernels; bidir: both directions\n",
                    l.blocks, l.threads, sms, per_sm, "put/get: <op>mem_nbi_block per block, then quiet", o.reps);
             if (mapped)
                 printf("# copy: plain 16-byte copy kernel through the same peer mapping, same grid; "
-                       "ratio = GB/s / copy\n");
+                       "ratio = GB/s / copy%s\n",
+                       o.ce ? "; ce: cudaMemcpyAsync through the mapping (copy engines)" : "");
             else
-                printf("# peer not mapped (proxy path): no copy reference\n");
+                printf("# peer not mapped (proxy path): no copy or ce reference\n");
 #ifdef PERF_HAVE_PUTMEM_ON_STREAM
             printf("# stream: host putmem_on_stream, ITERS calls on one stream (put rows only)\n");
-            printf("%-4s %11s %6s %10s %9s %10s %6s %11s %7s\n", "op", "size(B)", "iters", "us/xfer", "GB/s",
-                   "copy GB/s", "ratio", "stream GB/s", "#wrong");
 #else
             printf("# stream: not measured (this %s has no putmem_on_stream)\n", PERF_LIB);
-            printf("%-4s %11s %6s %10s %9s %10s %6s %7s\n", "op", "size(B)", "iters", "us/xfer", "GB/s", "copy GB/s",
-                   "ratio", "#wrong");
 #endif
+            printf("%-5s %11s %6s %10s %9s %10s %6s %9s %11s %7s\n", "op", "size(B)", "iters", "us/xfer", "GB/s",
+                   "copy GB/s", "ratio", "ce GB/s", "stream GB/s", "#wrong");
         }
         fflush(stdout);
     }
 
+    static const char *const op_names[] = {"put", "get", "bidir"};
+    static const enum kind op_kind[] = {K_PUT, K_GET, K_BIDIR}, copy_kind[] = {K_COPY_PUT, K_COPY_GET, K_COPY_BIDIR},
+                           ce_kind[] = {K_CE_PUT, K_CE_GET, K_CE_BIDIR};
     long wrong_total = 0;
-    for (int is_get = 0; is_get <= 1; is_get++) {
-        const char *op = is_get ? "get" : "put";
-        if (!perf_wants(o.tests, op)) continue;
+    for (int op = 0; op < 3; op++) {
+        if (!perf_wants(o.tests, op_names[op])) continue;
+        const int is_get = op == 1, both = op == 2;
         for (size_t size = o.min_size; size <= o.max_size; size *= 2) {
-            uint64_t salt = size * 131 + (uint64_t)is_get * 7 + 0x6b;
+            uint64_t salt = size * 131 + (uint64_t)op * 7 + 0x6b;
             long iters = (long)(o.target_bytes / size);
             if (iters > o.max_iters) iters = o.max_iters;
             if (iters < 1) iters = 1;
             l.size = size;
             l.iters = iters;
             l.chunk = round_up((size + (size_t)l.blocks - 1) / (size_t)l.blocks, 256);
-            /* the source holds the pattern: PE 0's private buffer (put) or PE 1's heap (get) */
+            /* the source holds the pattern: PE 0's private buffer (put), PE 1's heap (get),
+             * each PE's private buffer (bidir, salt + PE) */
             barrier();
-            if (!is_get && g_me == 0) perf_fill(g_local, size, salt);
-            if (is_get && g_me == 1) perf_fill(g_sym, size, salt);
+            if (both) perf_fill(g_local, size, salt + (uint64_t)g_me);
+            else if (!is_get && g_me == 0) perf_fill(g_local, size, salt);
+            else if (is_get && g_me == 1) perf_fill(g_sym, size, salt);
             long wrong = 0;
-            double gbps = measure(is_get ? K_GET : K_PUT, &l, o.reps, salt, &wrong);
-            double copy = mapped ? measure(is_get ? K_COPY_GET : K_COPY_PUT, &l, o.reps, salt, &wrong) : -1;
+            double gbps = measure(op_kind[op], &l, o.reps, salt, &wrong);
+            double copy = mapped ? measure(copy_kind[op], &l, o.reps, salt, &wrong) : -1;
+            double ce = mapped && o.ce ? measure(ce_kind[op], &l, o.reps, salt, &wrong) : -1;
             double stream = -1;
 #ifdef PERF_HAVE_PUTMEM_ON_STREAM
-            if (!is_get) stream = measure(K_STREAM, &l, o.reps, salt, &wrong);
+            if (op == 0) stream = measure(K_STREAM, &l, o.reps, salt, &wrong);
 #endif
             if (g_me == 0) {
-                double us = gbps > 0 ? (double)size / (gbps * 1e3) : 0;
+                /* one direction's transfer of SIZE bytes */
+                double us = gbps > 0 ? (double)size / (gbps / (both ? 2 : 1) * 1e3) : 0;
                 /* columns not measured: empty in CSV, "-" in the table */
                 const char *none = o.csv ? "" : "-";
-                char cbuf[32], rbuf[32], sbuf[32];
+                char cbuf[32], rbuf[32], ebuf[32], sbuf[32];
                 snprintf(cbuf, sizeof cbuf, o.csv ? "%.3f" : "%.1f", copy);
                 snprintf(rbuf, sizeof rbuf, "%.3f", copy > 0 ? gbps / copy : 0);
-                snprintf(sbuf, sizeof sbuf, "%.3f", stream);
+                snprintf(ebuf, sizeof ebuf, o.csv ? "%.3f" : "%.1f", ce);
+                snprintf(sbuf, sizeof sbuf, o.csv ? "%.3f" : "%.1f", stream);
                 const char *cs = copy >= 0 ? cbuf : none, *rs = copy >= 0 ? rbuf : none;
-                const char *ss = stream >= 0 ? sbuf : none;
-                if (o.csv) {
-                    printf("%s,%zu,%d,%d,%ld,%.3f,%.3f,%s,%s,%s,%ld\n", op, size, l.blocks, l.threads, iters, us, gbps,
-                           cs, rs, ss, wrong);
-                } else {
-#ifdef PERF_HAVE_PUTMEM_ON_STREAM
-                    printf("%-4s %11zu %6ld %10.3f %9.1f %10s %6s %11s %7ld\n", op, size, iters, us, gbps, cs, rs, ss,
-                           wrong);
-#else
-                    printf("%-4s %11zu %6ld %10.3f %9.1f %10s %6s %7ld\n", op, size, iters, us, gbps, cs, rs, wrong);
-#endif
-                }
+                const char *es = ce >= 0 ? ebuf : none, *ss = stream >= 0 ? sbuf : none;
+                if (o.csv)
+                    printf("%s,%zu,%d,%d,%ld,%.3f,%.3f,%s,%s,%s,%s,%ld\n", op_names[op], size, l.blocks, l.threads,
+                           iters, us, gbps, cs, rs, es, ss, wrong);
+                else
+                    printf("%-5s %11zu %6ld %10.3f %9.1f %10s %6s %9s %11s %7ld\n", op_names[op], size, iters, us,
+                           gbps, cs, rs, es, ss, wrong);
                 fflush(stdout);
             }
             wrong_total += wrong;

@@ -7,34 +7,61 @@
 # (or NVSHMEM_HOME=DIR with include/ and lib/), runs them the same way, and prints a
 # side-by-side summary (figure, gshmem, NVSHMEM, ratio, target).
 #
-# usage: perftest/gpu/run.sh BUILD_DIR [--nvshmem]
+# With --pe-per-gpu (a machine of several GPUs) it runs one PE per GPU instead, without
+# MPS: latency and bandwidth between GPUs 0 and 1 (put, get and both directions at once,
+# against a copy kernel and the copy engines through the same mapping), the all-to-all
+# and the collectives across every GPU.
+#
+# usage: perftest/gpu/run.sh BUILD_DIR [--nvshmem] [--pe-per-gpu]
 # CSV files and logs go to $PERF_LOG_DIR, else $OUT/perf-gpu when $OUT is set, else
 # BUILD_DIR/perf-gpu. Exit status: 0 when every gshmem run succeeded with #wrong 0.
 set -uo pipefail
-build=${1:?usage: run.sh BUILD_DIR [--nvshmem]}
+usage="usage: run.sh BUILD_DIR [--nvshmem] [--pe-per-gpu]"
+build=${1:?$usage}
 build=$(cd "$build" && pwd) || exit 2
-nvshmem=0
-[ "${2:-}" = "--nvshmem" ] && nvshmem=1
+shift
+nvshmem=0 per_gpu=0
+for a in "$@"; do
+  case $a in
+  --nvshmem) nvshmem=1 ;;
+  --pe-per-gpu) per_gpu=1 ;;
+  *) echo "$usage" >&2; exit 2 ;;
+  esac
+done
 src=$(cd "$(dirname "$0")/../.." && pwd)
 run=$build/bin/gshmemrun
 logs=${PERF_LOG_DIR:-${OUT:+$OUT/perf-gpu}}
 logs=${logs:-$build/perf-gpu}
 mkdir -p "$logs"
 export PATH=$PATH:/usr/local/cuda/bin
-# Never NVLink multicast; 2 PEs on GPU 0 at half the SMs each.
+# Never NVLink multicast.
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
-export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 GSHMEM_DEVICE=0
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$per_gpu" = 1 ]; then
+  [ "$gpus" -ge 2 ] || { echo "run.sh: --pe-per-gpu needs 2 GPUs or more (found $gpus)" >&2; exit 1; }
+  # PE i on GPU i (the node-local rank picks the GPU); pairs: GPUs 0 and 1.
+  unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE GSHMEM_DEVICE
+  np_all=$gpus
+  bw_args=(-t put,get,bidir --ce)
+else
+  # 2 PEs on GPU 0 at half the SMs each.
+  export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 GSHMEM_DEVICE=0
+  np_all=2
+  bw_args=()
+fi
 
 for p in gshmem-perf-gpu-latency gshmem-perf-gpu-bw gshmem-perf-gpu-alltoall gshmem-perf-gpu-coll; do
   [ -x "$build/bin/$p" ] || { echo "run.sh: $build/bin/$p is missing (a CUDA build?)" >&2; exit 1; }
 done
 
-mps_dir=$(mktemp -d /tmp/gshmem-perf-mps.XXXXXX)
-export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
-mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-stop_mps() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; rm -rf "$mps_dir"; }
-trap stop_mps EXIT
-nvidia-cuda-mps-control -d || { echo "run.sh: cannot start MPS" >&2; exit 1; }
+if [ "$per_gpu" = 0 ]; then
+  mps_dir=$(mktemp -d /tmp/gshmem-perf-mps.XXXXXX)
+  export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  stop_mps() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; sleep 1; rm -rf "$mps_dir"; }
+  trap stop_mps EXIT
+  nvidia-cuda-mps-control -d || { echo "run.sh: cannot start MPS" >&2; exit 1; }
+fi
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>/dev/null |
   sed 's/^/# /'
 
@@ -70,14 +97,20 @@ show_csv() {
 lat=$logs/gshmem-latency.csv bw=$logs/gshmem-bw.csv init=$logs/gshmem-init-default-heap.csv
 run_one "gshmem latency" "$lat" 150 GSHMEM_SYMMETRIC_SIZE=1G -- "$build/bin/gshmem-perf-gpu-latency" || status=1
 run_one "gshmem init, default heap" "$init" 60 -- "$build/bin/gshmem-perf-gpu-latency" -t init || status=1
-run_one "gshmem bandwidth" "$bw" 150 GSHMEM_SYMMETRIC_SIZE=2G -- "$build/bin/gshmem-perf-gpu-bw" || status=1
+run_one "gshmem bandwidth" "$bw" 150 GSHMEM_SYMMETRIC_SIZE=2G -- "$build/bin/gshmem-perf-gpu-bw" ${bw_args[@]+"${bw_args[@]}"} ||
+  status=1
 # Collectives: 64 MiB per peer needs 2 x n_pes x 64 MiB of heap, 1 GiB holds 4 PEs' worth.
 a2a=$logs/gshmem-alltoall.csv coll=$logs/gshmem-coll.csv a2a4=$logs/gshmem-alltoall-4pe.csv
-run_one "gshmem alltoall" "$a2a" 300 GSHMEM_SYMMETRIC_SIZE=1G -- "$build/bin/gshmem-perf-gpu-alltoall" || status=1
-run_one "gshmem barriers and reductions" "$coll" 300 GSHMEM_SYMMETRIC_SIZE=1G -- \
+np=$np_all run_one "gshmem alltoall" "$a2a" 300 GSHMEM_SYMMETRIC_SIZE=1G -- "$build/bin/gshmem-perf-gpu-alltoall" ||
+  status=1
+np=$np_all run_one "gshmem barriers and reductions" "$coll" 300 GSHMEM_SYMMETRIC_SIZE=1G -- \
   "$build/bin/gshmem-perf-gpu-coll" || status=1
-np=4 run_one "gshmem alltoall" "$a2a4" 300 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 GSHMEM_SYMMETRIC_SIZE=1G -- \
-  "$build/bin/gshmem-perf-gpu-alltoall" || status=1
+if [ "$per_gpu" = 0 ]; then
+  np=4 run_one "gshmem alltoall" "$a2a4" 300 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 GSHMEM_SYMMETRIC_SIZE=1G -- \
+    "$build/bin/gshmem-perf-gpu-alltoall" || status=1
+else
+  a2a4=''
+fi
 
 # ---- NVSHMEM, same programs, same shapes.
 nlat='' nbw='' na2a='' ncoll='' na2a4=''
@@ -129,15 +162,20 @@ EOF
       run_one "NVSHMEM latency" "$nlat" 150 "${nvenv[@]}" NVSHMEM_SYMMETRIC_SIZE=1073741824 -- \
         "$nvbin/nvshmem-perf-gpu-latency" || echo "run.sh: NVSHMEM latency run failed"
       run_one "NVSHMEM bandwidth" "$nbw" 150 "${nvenv[@]}" NVSHMEM_SYMMETRIC_SIZE=2147483648 -- \
-        "$nvbin/nvshmem-perf-gpu-bw" || echo "run.sh: NVSHMEM bandwidth run failed"
+        "$nvbin/nvshmem-perf-gpu-bw" ${bw_args[@]+"${bw_args[@]}"} || echo "run.sh: NVSHMEM bandwidth run failed"
       na2a=$logs/nvshmem-alltoall.csv ncoll=$logs/nvshmem-coll.csv na2a4=$logs/nvshmem-alltoall-4pe.csv
-      run_one "NVSHMEM alltoall" "$na2a" 300 "${nvenv[@]}" NVSHMEM_SYMMETRIC_SIZE=1073741824 -- \
+      np=$np_all run_one "NVSHMEM alltoall" "$na2a" 300 "${nvenv[@]}" NVSHMEM_SYMMETRIC_SIZE=1073741824 -- \
         "$nvbin/nvshmem-perf-gpu-alltoall" || echo "run.sh: NVSHMEM alltoall run failed"
-      run_one "NVSHMEM barriers and reductions" "$ncoll" 300 "${nvenv[@]}" NVSHMEM_SYMMETRIC_SIZE=1073741824 -- \
-        "$nvbin/nvshmem-perf-gpu-coll" || echo "run.sh: NVSHMEM barriers and reductions run failed"
-      np=4 run_one "NVSHMEM alltoall" "$na2a4" 300 "${nvenv[@]}" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 \
-        NVSHMEM_SYMMETRIC_SIZE=1073741824 -- "$nvbin/nvshmem-perf-gpu-alltoall" ||
-        echo "run.sh: NVSHMEM 4-PE alltoall run failed"
+      np=$np_all run_one "NVSHMEM barriers and reductions" "$ncoll" 300 "${nvenv[@]}" \
+        NVSHMEM_SYMMETRIC_SIZE=1073741824 -- "$nvbin/nvshmem-perf-gpu-coll" ||
+        echo "run.sh: NVSHMEM barriers and reductions run failed"
+      if [ "$per_gpu" = 0 ]; then
+        np=4 run_one "NVSHMEM alltoall" "$na2a4" 300 "${nvenv[@]}" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 \
+          NVSHMEM_SYMMETRIC_SIZE=1073741824 -- "$nvbin/nvshmem-perf-gpu-alltoall" ||
+          echo "run.sh: NVSHMEM 4-PE alltoall run failed"
+      else
+        na2a4=''
+      fi
     fi
   fi
 fi
@@ -145,7 +183,7 @@ fi
 # ---- Summary: the figures of the performance targets, side by side.
 echo
 python3 - "$lat" "$bw" "$init" "${a2a:-}" "${coll:-}" "${a2a4:-}" "${nlat:-}" "${nbw:-}" "${na2a:-}" "${ncoll:-}" \
-  "${na2a4:-}" <<'EOF' || echo "run.sh: no summary (python3?)"
+  "${na2a4:-}" "$per_gpu" "$np_all" <<'EOF' || echo "run.sh: no summary (python3?)"
 import csv, os, sys
 
 def load(path):
@@ -159,6 +197,7 @@ keys = ("lat", "bw", "a2a", "coll", "a2a4")
 G = dict(zip(keys, (a[0], a[1], a[3], a[4], a[5])))
 N = dict(zip(keys, a[6:11]))
 init = a[2]
+per_gpu, np_all = sys.argv[12] == "1", int(sys.argv[13])
 
 def num(r, col):
     try:
@@ -215,6 +254,10 @@ rows = [
     ("put / copy, 1 GiB", "ratio", lambda d: bw_val(d["bw"], "put", G_, "ratio"), ">= 0.95"),
     ("get bw 1 GiB", "GB/s", lambda d: bw_val(d["bw"], "get", G_, "GBps"), ""),
     ("get / copy, 1 GiB", "ratio", lambda d: bw_val(d["bw"], "get", G_, "ratio"), ""),
+    ("  copy engines (cudaMemcpyAsync), put 1 GiB", "GB/s", lambda d: bw_val(d["bw"], "put", G_, "ce_GBps"), ""),
+    ("put both ways at once 1 GiB, sum of both", "GB/s", lambda d: bw_val(d["bw"], "bidir", G_, "GBps"), ""),
+    ("  copy kernel, both ways", "GB/s", lambda d: bw_val(d["bw"], "bidir", G_, "copy_GBps"), ""),
+    ("  copy engines, both ways", "GB/s", lambda d: bw_val(d["bw"], "bidir", G_, "ce_GBps"), ""),
     ("host putmem_on_stream 16 MiB", "GB/s", lambda d: bw_val(d["bw"], "put", 16 * M, "stream_GBps"), ""),
     ("host putmem_on_stream 1 GiB", "GB/s", lambda d: bw_val(d["bw"], "put", G_, "stream_GBps"), ""),
     ("init, 2 PEs, 1 GiB heap (max over PEs)", "ms",
@@ -223,7 +266,8 @@ rows = [
 # A one-element row starts a group. alltoall targets: 2 PEs, time per call by size per peer.
 a2a_sizes = [(K, "1 KiB", "<= 5"), (64 * K, "64 KiB", "<= 6"), (512 * K, "512 KiB", "<= 8"),
              (4 * M, "4 MiB", "<= 15"), (32 * M, "32 MiB", "<= 80")]
-rows.append(("alltoall, 2 PEs (50% of the SMs each), size per peer, out of place; time: mean over PEs",))
+shape = "%d PEs, one per GPU" % np_all if per_gpu else "2 PEs (50% of the SMs each)"
+rows.append(("alltoall, %s, size per peer, out of place; time: mean over PEs" % shape,))
 for size, label, target in a2a_sizes:
     rows.append(("alltoall on_stream %s" % label, "us",
                  lambda d, s=size: coll(d["a2a"], "alltoall", "stream", s, "time_us"), target))
@@ -236,11 +280,12 @@ for label, api, size, col, unit in [
         ("alltoall kernel (1 block) 64 KiB", "kernel", 64 * K, "time_us", "us"),
         ("alltoall kernel (1 block) 4 MiB", "kernel", 4 * M, "time_us", "us")]:
     rows.append((label, unit, lambda d, a=api, s=size, c=col: coll(d["a2a"], "alltoall", a, s, c), ""))
-rows.append(("alltoall, 4 PEs on the one GPU (25% of the SMs each), size per peer, out of place",))
-for size, label, _ in a2a_sizes:
-    rows.append(("alltoall on_stream %s" % label, "us",
-                 lambda d, s=size: coll(d["a2a4"], "alltoall", "stream", s, "time_us"), ""))
-rows.append(("barriers and reductions, 2 PEs, TEAM_WORLD",))
+if not per_gpu:
+    rows.append(("alltoall, 4 PEs on the one GPU (25% of the SMs each), size per peer, out of place",))
+    for size, label, _ in a2a_sizes:
+        rows.append(("alltoall on_stream %s" % label, "us",
+                     lambda d, s=size: coll(d["a2a4"], "alltoall", "stream", s, "time_us"), ""))
+rows.append(("barriers and reductions, %s, TEAM_WORLD" % shape,))
 for test, api, label in [("barrier_all", "stream", "barrier_all_on_stream"), ("barrier", "stream", "barrier_on_stream"),
                          ("team_sync", "stream", "team_sync_on_stream"), ("barrier", "kernel", "barrier, one thread"),
                          ("barrier_block", "kernel", "barrier_block"), ("team_sync", "kernel", "team_sync, one thread")]:
@@ -265,6 +310,8 @@ for row in rows:
         table.append(("-- " + row[0],))
         continue
     name, unit, get, target = row
+    if per_gpu:
+        target = ""  # the targets are for 2 PEs on one GPU
     g, n = get(G), get(N) if have_n else None
     ratio = "%.2f" % (g / n) if g is not None and n else "-"
     table.append((name, unit, fmt(g), fmt(n), ratio, target))
@@ -277,6 +324,9 @@ for r in table:
         print(r[0])
     else:
         print("  ".join(c.ljust(w[i]) if i < 2 else c.rjust(w[i]) for i, c in enumerate(r)))
+if per_gpu:
+    print("(latency and bandwidth rows: PEs 0 and 1 on GPUs 0 and 1; NVLink 4 carries 450 GB/s per direction "
+          "between two H100/H200 SXM GPUs)")
 EOF
 echo "logs: $logs"
 exit "$status"

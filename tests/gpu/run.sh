@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU tests on this machine: every test at 2 and 4 PEs on one GPU under MPS (a
-# private MPS daemon, started and stopped here), and one PE per GPU when there are
-# several.
+# private MPS daemon, started and stopped here), and, when there are several GPUs, one
+# PE per GPU and two PEs per GPU (under MPS).
 #
 # usage: tests/gpu/run.sh [--sanitize] BUILD_DIR [TEST ...]
 #   TEST ...     names under BUILD_DIR/bin/gpu (default: every gpu_* there)
@@ -110,7 +110,12 @@ else
       run_one "$t n=$n one-gpu" "$n" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$((100 / n)) GSHMEM_DEVICE=0 "$heap" "$path" -- \
         "$build/bin/gpu/$t"
     done
-    if [ "$gpus" -gt 1 ]; then run_one "$t n=$gpus pe-per-gpu" "$gpus" "$heap" "$path" -- "$build/bin/gpu/$t"; fi
+    if [ "$gpus" -gt 1 ]; then
+      run_one "$t n=$gpus pe-per-gpu" "$gpus" "$heap" "$path" -- "$build/bin/gpu/$t"
+      # PEs i and i + gpus share GPU i (node-local rank modulo the GPUs), under MPS
+      run_one "$t n=$((2 * gpus)) two-per-gpu" "$((2 * gpus))" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 "$heap" "$path" \
+        -- "$build/bin/gpu/$t"
+    fi
   done
 fi
 echo "gpu tests$([ "$sanitize" -eq 1 ] && echo ' (compute-sanitizer)'): $pass passed, $fail failed" \
