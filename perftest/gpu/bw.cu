@@ -1,14 +1,15 @@
 /*
- * gshmem-perf-gpu-bw: one-directional bandwidth of the device API between 2 PEs
- * (node-local GPUs, or 2 PEs on one GPU under MPS).
+ * gshmem-perf-gpu-bw: bandwidth of the device API between 2 PEs (node-local GPUs, or 2
+ * PEs on one GPU under MPS), one direction at a time and, with -t bidir, both at once.
  *
  *   put  PE 0 writes SIZE bytes into PE 1's symmetric buffer: -B blocks of -T threads,
  *        each block does gshmemx_putmem_nbi_block of its slice of a private device
  *        buffer, ITERS times in one kernel, then one gshmem_quiet per block
  *   get  PE 0 reads SIZE bytes of PE 1's symmetric buffer into a private device buffer
  *        the same way (gshmemx_getmem_nbi_block, then gshmem_quiet)
- *   bidir  both PEs put at once, each into the other's buffer (the put kernel on both);
- *        GB/s counts both directions (PE 0's kernel time)
+ *   bidir  both PEs put at once, each into the other's buffer (the put kernel on both,
+ *        started together after a barrier for every timed kernel); GB/s counts both
+ *        directions over the slower PE's median kernel time
  *
  * Reference, in the same run, same grid and slices: a plain copy kernel with 16-byte
  * loads and stores through the same peer mapping (the pointer from gshmem_ptr on the
@@ -19,8 +20,8 @@
  * stream-ordered bandwidth (ITERS calls on one stream, then gshmemx_quiet_on_stream,
  * timed with events).
  *
- * When PE 1's heap is not mapped on PE 0 (GSHMEM_DISABLE_P2P=1, or another node: the
- * calls go through PE 0's proxy thread and the remote transport) there is no copy
+ * When either PE's peer heap is not mapped (GSHMEM_DISABLE_P2P=1, or another node: the
+ * calls go through the proxy thread and the remote transport) there is no copy or ce
  * reference (copy and ratio print "-", empty in --csv) and -B defaults to 1 block: the
  * proxy serves requests one at a time, so more blocks only cut the transfers into more,
  * smaller requests. The proxy path moves about 1-3 GB/s, so keep the bytes small:
@@ -31,7 +32,7 @@
  * GB/s = SIZE * ITERS / kernel time (10^9 bytes per second), the median of -r timed
  * kernels after one untimed one; ITERS = (-x bytes) / SIZE, between 1 and -i. The
  * destination is poisoned before each measurement and checked in full afterwards on the
- * device (#wrong: bytes that differ, put + copy [+ stream]; 0 expected).
+ * device (#wrong: bytes that differ, over every measurement of the row; 0 expected).
  *
  * usage: gshmemrun -n 2 gshmem-perf-gpu-bw [-b MIN] [-e MAX] [-B BLOCKS] [-T THREADS]
  *            [-i MAXITERS] [-x BYTES] [-r REPS] [-t put,get,bidir] [--ce] [--csv]
@@ -58,7 +59,8 @@ struct options {
 static int g_me, g_peer;
 static unsigned char *g_sym;   /* symmetric: put destination / get source, on PE 1 (bidir: both) */
 static unsigned char *g_local; /* private: put source / get destination, on PE 0 (bidir: both) */
-static long long *g_slots;     /* [0]: #wrong from PE 1, [1]: whether the peers are mapped */
+static long long *g_slots;     /* [0]: #wrong from PE 1, [1]: whether the peers are mapped,
+                                * [2]: PE 1's bidir time (ns) */
 static unsigned long long *g_dwrong;
 
 /* Block b's slice of a transfer: [off, off + *n). Slices are multiples of 256 bytes. */
@@ -168,9 +170,11 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* Median milliseconds of `reps` timed launches after an untimed one (PE 0; for bidir
- * both PEs launch, and PE 0's times count). */
+ * both PEs, which meet before every launch so that each timed kernel meets the other
+ * direction's traffic). */
 static double time_ms(enum kind k, const struct launch *l, int reps)
 {
+    const int both = is_bidir_kind(k);
     cudaEvent_t a, b;
     CHECK_CUDA(cudaEventCreate(&a));
     CHECK_CUDA(cudaEventCreate(&b));
@@ -178,6 +182,7 @@ static double time_ms(enum kind k, const struct launch *l, int reps)
     CHECK_CUDA(cudaStreamSynchronize(l->stream));
     float ms[64];
     for (int r = 0; r < reps; r++) {
+        if (both) barrier();
         CHECK_CUDA(cudaEventRecord(a, l->stream));
         launch(k, l);
         CHECK_CUDA(cudaEventRecord(b, l->stream));
@@ -203,7 +208,12 @@ static double measure(enum kind k, const struct launch *l, int reps, uint64_t sa
     if (receives) CHECK_CUDA(cudaMemset(dst, 0xa5, l->size));
     barrier();
     double ms = g_me == 0 || both ? time_ms(k, l, reps) : 0;
+    if (both && g_me == 1) perf_send_ll(&g_slots[2], (long long)(ms * 1e6), 0);
     barrier();
+    if (both && g_me == 0) { /* the slower direction bounds the pair */
+        double ms1 = (double)perf_read_ll(&g_slots[2]) / 1e6;
+        if (ms1 > ms) ms = ms1;
+    }
     long mine = receives ? perf_check(dst, l->size, both ? salt + (uint64_t)g_peer : salt, g_dwrong) : 0;
     if (g_me == 1) perf_send_ll(&g_slots[0], mine, 0);
     barrier();
@@ -239,7 +249,7 @@ static void usage(const char *prog)
             "  -b SIZE   smallest size, a multiple of 256 (default 4K)\n"
             "  -e SIZE   largest size (default 1G; the symmetric heap must hold it)\n"
             "  -B N      blocks (default: SMs visible to this process x resident blocks per SM;\n"
-            "            1 when PE 1's heap is not mapped: the proxy path)\n"
+            "            1 when a peer heap is not mapped: the proxy path)\n"
             "  -T N      threads per block (default 1024)\n"
             "  -i N      most transfers per kernel (default 1000)\n"
             "  -x BYTES  bytes per kernel: ITERS = BYTES / SIZE, at least 1 (default 2G)\n"
@@ -288,7 +298,7 @@ int main(int argc, char **argv)
     }
     g_peer = 1 - g_me;
     g_sym = (unsigned char *)SHM(malloc)(o.max_size);
-    g_slots = (long long *)SHM(calloc)(2, sizeof(long long));
+    g_slots = (long long *)SHM(calloc)(3, sizeof(long long));
     if (!g_sym || !g_slots) {
         fprintf(stderr, "%s-perf-gpu-bw: PE %d: cannot allocate %zu symmetric bytes (raise the heap size)\n",
                 PERF_LIB, g_me, o.max_size);

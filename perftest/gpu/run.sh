@@ -37,6 +37,8 @@ export PATH=$PATH:/usr/local/cuda/bin
 # Never NVLink multicast.
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+# CUDA_VISIBLE_DEVICES, when set, is what the PEs see
+[ -z "${CUDA_VISIBLE_DEVICES:-}" ] || gpus=$(printf '%s\n' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
 if [ "$per_gpu" = 1 ]; then
   [ "$gpus" -ge 2 ] || { echo "run.sh: --pe-per-gpu needs 2 GPUs or more (found $gpus)" >&2; exit 1; }
   # PE i on GPU i (the node-local rank picks the GPU); pairs: GPUs 0 and 1.

@@ -34,6 +34,8 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 [ ${#tests[@]} -gt 0 ] || { echo "run.sh: no GPU tests in $build/bin/gpu" >&2; exit 1; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+# CUDA_VISIBLE_DEVICES, when set, is what the PEs see
+[ -z "${CUDA_VISIBLE_DEVICES:-}" ] || gpus=$(printf '%s\n' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
 [ "$gpus" -gt 0 ] || { echo "run.sh: nvidia-smi lists no GPU" >&2; exit 1; }
 limit=${GSHMEM_GPU_TEST_TIMEOUT:-$([ "$sanitize" -eq 1 ] && echo 900 || echo 120)}
 logs=${GSHMEM_GPU_LOG_DIR:-${OUT:+$OUT/gpu-test-logs}}
