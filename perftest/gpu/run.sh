@@ -110,8 +110,6 @@ np=$np_all run_one "gshmem barriers and reductions" "$coll" 300 GSHMEM_SYMMETRIC
 if [ "$per_gpu" = 0 ]; then
   np=4 run_one "gshmem alltoall" "$a2a4" 300 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 GSHMEM_SYMMETRIC_SIZE=1G -- \
     "$build/bin/gshmem-perf-gpu-alltoall" || status=1
-else
-  a2a4=''
 fi
 
 # ---- NVSHMEM, same programs, same shapes.
@@ -175,8 +173,6 @@ EOF
         np=4 run_one "NVSHMEM alltoall" "$na2a4" 300 "${nvenv[@]}" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 \
           NVSHMEM_SYMMETRIC_SIZE=1073741824 -- "$nvbin/nvshmem-perf-gpu-alltoall" ||
           echo "run.sh: NVSHMEM 4-PE alltoall run failed"
-      else
-        na2a4=''
       fi
     fi
   fi

@@ -234,17 +234,6 @@ Test(ib_addr, ipv4_mapped_gids_give_their_address)
 }
 
 /* A fake /sys/class/net: name -> (device it belongs to, dev_port, dev_id; -1: no file). */
-static void netdev_add(const char *root, const char *name, const char *dev, int dev_port, int dev_id);
-static void netdev_pkey(const char *root, const char *name, int pkey)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s/pkey", root, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "0x%04x\n", pkey);
-    fclose(f);
-}
-
 static void netdev_add(const char *root, const char *name, const char *dev, int dev_port, int dev_id)
 {
     char path[512], cmd[1024];
@@ -261,6 +250,17 @@ static void netdev_add(const char *root, const char *name, const char *dev, int 
         fprintf(f, i ? "0x%x\n" : "%d\n", v[i]);
         fclose(f);
     }
+}
+
+/* Its IPoIB partition key (sysfs_net/<name>/pkey). */
+static void netdev_pkey(const char *root, const char *name, int pkey)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s/pkey", root, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "0x%04x\n", pkey);
+    fclose(f);
 }
 
 Test(ib_addr, the_port_netdev_is_found_by_device_and_port)
