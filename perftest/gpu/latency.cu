@@ -25,7 +25,7 @@
  * (per-op). avg is the kernel's %globaltimer time over the timed iterations / iterations
  * (exact); min/p50/p99 come from per-iteration clock64 stamps calibrated against it.
  * When the PEs do not map each other's heaps (GSHMEM_DISABLE_P2P=1, or another node),
- * every call goes through the proxy, and the raw scope, which needs the mapping, is
+ * every call goes through the proxy, and the raw scopes, which need the mapping, are
  * skipped. Proxy round trips:
  *   GSHMEM_DISABLE_P2P=1 gshmemrun -n 2 gshmem-perf-gpu-latency -t p,put_quiet,fetch_add
  * put_signal takes as many iterations as fit in --budget ms (at least 10, at most -i),
@@ -51,9 +51,15 @@
 /* raw (only with -s raw, 8 B): not the library's call but the plain-CUDA floor's
  * ordering (perftest/gpu/floor.cu: an 8-byte load and store, then st.release.gpu of the
  * signal) on the library's heap through gshmem_ptr addresses, to tell the cost of the
- * memory and mapping from the cost of the call path. */
-enum scope { SC_THREAD, SC_WARP, SC_BLOCK, SC_RAW };
-static const char *const scope_names[] = {"thread", "warp", "block", "raw"};
+ * memory and mapping from the cost of the call path.
+ * rawblock (only with -s rawblock; 16 B .. 16 -T bytes, multiples of 16): the same for
+ * the block: no library call, but the fewest instructions a block's put_signal of that
+ * size can take in this kernel: the first ceil(words / 32) warps move one 16-byte word
+ * a thread through peer addresses taken from gshmem_ptr once before the loop, meet at a
+ * named barrier, and thread 0 does st.release.gpu of the signal (so same-GPU or
+ * NVLink-coherent peers only, as raw). Compare it with -s block of the same -T. */
+enum scope { SC_THREAD, SC_WARP, SC_BLOCK, SC_RAW, SC_RAWBLOCK };
+static const char *const scope_names[] = {"thread", "warp", "block", "raw", "rawblock"};
 
 struct options {
     long warmup, iters;
@@ -141,12 +147,32 @@ __device__ __forceinline__ void ps_send(unsigned char *buf, const unsigned char 
         SHMX(putmem_signal_block)(buf, src, size, sig, (uint64_t)round, PERF_SIGNAL_SET, peer);
 }
 
+/* rawblock's send: peer addresses come from the caller (taken before the loop). */
+__device__ __forceinline__ void ps_send_rawblock(uint4 *peer_buf, unsigned long long *peer_sig, const uint4 *src,
+                                                 size_t size, long round)
+{
+    const unsigned t = threadIdx.x, words = (unsigned)(size / 16), part = (words + 31) & ~31u;
+    if (t < part) {
+        if (t < words) {
+            uint4 w;
+            asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                         : "l"(src + t)
+                         : "memory");
+            peer_buf[t] = w;
+        }
+        asm volatile("bar.sync 1, %0;" ::"r"(part) : "memory");
+        if (t == 0) asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(peer_sig), "l"((unsigned long long)round) : "memory");
+    }
+    __syncthreads(); /* nobody goes on before the source is read */
+}
+
 /* One thread waits; the group goes on together. */
 template <int S> __device__ __forceinline__ void ps_wait(uint64_t *sig, long round)
 {
     if (threadIdx.x == 0) SHM(signal_wait_until)(sig, PERF_CMP_GE, (uint64_t)round);
     if (S == SC_WARP) __syncwarp();
-    if (S == SC_BLOCK) __syncthreads();
+    if (S == SC_BLOCK || S == SC_RAWBLOCK) __syncthreads();
 }
 
 template <int S>
@@ -161,10 +187,20 @@ __global__ void __launch_bounds__(1024)
      * warp that sends); every round ends with the whole group meeting, so it sees the
      * same rounds. */
     const bool stamper = threadIdx.x == blockDim.x - 1;
+    uint4 *peer_buf = S == SC_RAWBLOCK ? (uint4 *)SHM(ptr)(buf, peer) : NULL;
+    unsigned long long *peer_sig = S == SC_RAWBLOCK ? (unsigned long long *)SHM(ptr)(sig, peer) : NULL;
     long total = warmup + iters;
     for (long i = 1; i <= total; i++) {
         if (stamper && i == warmup + 1) TIMED_START();
-        if (me == 0) {
+        if (S == SC_RAWBLOCK) {
+            if (me == 0) {
+                ps_send_rawblock(peer_buf, peer_sig, (const uint4 *)src, size, i);
+                ps_wait<S>(sig, i);
+            } else {
+                ps_wait<S>(sig, i);
+                ps_send_rawblock(peer_buf, peer_sig, (const uint4 *)src, size, i);
+            }
+        } else if (me == 0) {
             ps_send<S>(buf, src, size, sig, i, peer);
             ps_wait<S>(sig, i);
         } else {
@@ -322,7 +358,7 @@ static void print_row(const struct options *o, const char *test, size_t size, co
         printf("%s,%zu,%s,%ld,%s,%.3f,%.3f,%.3f,%.3f,%ld\n", test, size, scope, iters, measure, s.min, s.avg, s.p50,
                s.p99, wrong);
     else
-        printf("%-10s %9zu %-6s %7ld %-8s %9.3f %9.3f %9.3f %9.3f %7ld\n", test, size, scope, iters, measure, s.min,
+        printf("%-10s %9zu %-8s %7ld %-8s %9.3f %9.3f %9.3f %9.3f %7ld\n", test, size, scope, iters, measure, s.min,
                s.avg, s.p50, s.p99, wrong);
     fflush(stdout);
 }
@@ -354,6 +390,10 @@ static void launch_ps(int sc, const struct options *o, size_t size, long warmup,
 
     case SC_WARP:
         ps_pingpong<SC_WARP><<<1, 32>>>(g_buf, g_src, size, g_sig, g_me, g_peer, warmup, iters, g_stamps, g_clock);
+        break;
+    case SC_RAWBLOCK:
+        ps_pingpong<SC_RAWBLOCK><<<1, o->threads>>>(g_buf, g_src, size, g_sig, g_me, g_peer, warmup, iters, g_stamps,
+                                                     g_clock);
         break;
     default:
         ps_pingpong<SC_BLOCK><<<1, o->threads>>>(g_buf, g_src, size, g_sig, g_me, g_peer, warmup, iters, g_stamps,
@@ -485,7 +525,8 @@ static void usage(const char *prog)
             "  -t LIST      tests: p,put_signal,put_quiet,put_quiet_idle,g,getmem,fetch_add (default all but\n"
             "               put_quiet_idle; 'init' alone: header\n"
             "               only)\n"
-            "  -s LIST      put_signal scopes: thread,warp,block (default all); raw: the floor ordering on the heap, 8 B\n"
+            "  -s LIST      put_signal scopes: thread,warp,block (default all); raw: the floor ordering on the heap, 8 B;\n"
+            "               rawblock: the block's floor, 16 B .. 16 -T bytes (not the library's call)\n"
             "  --budget MS  put_signal: timed milliseconds per row (default 50)\n"
             "  --idle US    put_quiet_idle: idle time before each round (default 2000)\n"
             "  --csv        comma-separated output\n",
@@ -577,12 +618,12 @@ int main(int argc, char **argv)
                    PERF_LIB, pe0, pe1);
             printf("# %ld warmup + %ld timed iterations (put_signal: fewer, see 'iters'); block scope: %d threads\n",
                    o.warmup, o.iters, o.threads);
-            if (!mapped) printf("# peers not mapped (proxy path): every call goes through the proxy; no raw scope\n");
+            if (!mapped) printf("# peers not mapped (proxy path): every call goes through the proxy; no raw scopes\n");
             printf("# half-RTT: half a ping-pong round trip; per-op: one operation of a dependent chain, or\n"
                    "# (put_quiet) one putmem + quiet; put_quiet_idle: the same after the GPU idled --idle us\n"
                    "# (the proxy thread asleep by then: the difference is its wake-up cost)\n");
             printf("# avg: kernel time / iterations; min/p50/p99: per-iteration clock64 stamps\n");
-            printf("%-10s %9s %-6s %7s %-8s %9s %9s %9s %9s %7s\n", "test", "size(B)", "scope", "iters", "measure",
+            printf("%-10s %9s %-8s %7s %-8s %9s %9s %9s %9s %7s\n", "test", "size(B)", "scope", "iters", "measure",
                    "min(us)", "avg(us)", "p50(us)", "p99(us)", "#wrong");
         }
         fflush(stdout);
@@ -591,10 +632,13 @@ int main(int argc, char **argv)
     long wrong_total = 0;
     if (perf_wants(o.tests, "p")) test_p(&o, samples, &wrong_total);
     if (perf_wants(o.tests, "put_signal")) {
-        for (int sc = SC_THREAD; sc <= SC_RAW; sc++) {
+        for (int sc = SC_THREAD; sc <= SC_RAWBLOCK; sc++) {
             if (!perf_wants(o.scopes, scope_names[sc])) continue;
-            for (size_t size = o.min_size; size <= o.max_size; size *= 2)
-                if (sc != SC_RAW || (size == 8 && mapped)) test_put_signal(&o, sc, size, samples, &wrong_total);
+            for (size_t size = o.min_size; size <= o.max_size; size *= 2) {
+                if (sc == SC_RAW && (size != 8 || !mapped)) continue;
+                if (sc == SC_RAWBLOCK && (size < 16 || size % 16 || size > 16 * (size_t)o.threads || !mapped)) continue;
+                test_put_signal(&o, sc, size, samples, &wrong_total);
+            }
         }
     }
     if (perf_wants(o.tests, "put_quiet")) test_put_quiet(&o, samples, &wrong_total, 0);
