@@ -3,7 +3,10 @@
  * the _vector forms. Each PE's kernel has a setter block (writes the right-hand PE's
  * ivars one at a time, with delays) and a waiter block (waits on its own ivars). Before
  * each step the waiter checks that test* reports "not yet", then releases the step
- * with a go flag on the setter's PE, waits, and checks the result and every ivar. */
+ * with a go flag on the setter's PE, waits, and checks the result and every ivar.
+ * Then the acquire test: a wait that returns must make the sender's data visible to the
+ * waiting block's plain loads even when that SM's L1 still holds the previous round's
+ * copy of the same lines (see test_acquire). */
 #include "gpu_check.cuh"
 
 #include <vector>
@@ -324,9 +327,102 @@ template <class Tr> static void test_wait(void)
     if (gshmem_my_pe() == 0) printf("wait/test families %s ok\n", Tr::name());
 }
 
+/* ---- Acquire: the wait, not anything else, makes the new data visible --------------------
+ * Around a ring, ACQ_ROUNDS rounds; round r: the block acks the left-hand PE (it has
+ * read round r - 1), polls (relaxed: no acquire of its own) for the right-hand PE's ack,
+ * sends round r's pattern to it with a block put_signal, waits with the round's form
+ * (r % 5: signal_wait_until, uint64_wait_until, wait_until_all, _any, _some on four
+ * ivars set by the sender after the data, every one with a release), then reads all
+ * ACQ_BYTES with ld.global.ca (cached in L1) and checks them. The previous round's check
+ * left the same lines in the SM's L1, and nothing between that check and the wait
+ * invalidates L1 (release stores and relaxed polls do not), so only the wait's own
+ * acquire keeps those loads from returning round r - 1's bytes. Measured on the H200:
+ * with the wait's closing acquire removed, this test failed (docs/PERFORMANCE.md,
+ * Session 12). */
+#define ACQ_BYTES 32768
+#define ACQ_ROUNDS 100
+#define ACQ_THREADS 256
+
+__device__ inline uint64_t acq_poll_relaxed(const uint64_t *p, uint64_t target)
+{
+    uint64_t v;
+    do asm volatile("ld.relaxed.sys.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    while (v < target);
+    return v;
+}
+
+__global__ void __launch_bounds__(ACQ_THREADS)
+    acquire_kernel(char *data, uint64_t *ivars, uint64_t *ack, char *src, gpu_log *log)
+{
+    int n = gshmem_n_pes(), my = gshmem_my_pe(), right = (my + 1) % n, left = (my + n - 1) % n;
+    __shared__ size_t got;
+    __shared__ size_t idx[4];
+    for (int r = 0; r < ACQ_ROUNDS; r++) {
+        const uint64_t want = (uint64_t)r + 1;
+        const int form = r % 5;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            gshmem_signal_add(ack, 1, left);        /* left may overwrite my data now */
+            acq_poll_relaxed(ack, want);             /* right has read round r - 1 */
+        }
+        for (unsigned j = threadIdx.x; j < ACQ_BYTES; j += blockDim.x) src[j] = (char)gpu_pat8(my, j, r);
+        __syncthreads();
+        /* the data, with ivars[0] (the signal) released after it; then ivars 1-3 */
+        gshmemx_putmem_signal_block(data, src, ACQ_BYTES, &ivars[0], want, GSHMEM_SIGNAL_SET, right);
+        if (threadIdx.x == 0)
+            for (int k = 1; k < 4; k++) gshmem_signal_set(&ivars[k], want, right);
+
+        if (threadIdx.x == 0) {
+            got = 0;
+            switch (form) {
+            case 0: got = gshmem_signal_wait_until(&ivars[0], GSHMEM_CMP_GE, want) >= want; break;
+            case 1: gshmem_uint64_wait_until(&ivars[0], GSHMEM_CMP_GE, want); got = 1; break;
+            case 2: gshmem_uint64_wait_until_all(ivars, 4, NULL, GSHMEM_CMP_GE, want); got = 1; break;
+            case 3: got = gshmem_uint64_wait_until_any(ivars, 4, NULL, GSHMEM_CMP_GE, want) < 4; break;
+            default: got = gshmem_uint64_wait_until_some(ivars, 4, idx, NULL, GSHMEM_CMP_GE, want) >= 1; break;
+            }
+            GPU_DCHECK(log, left, r, -1 - form, (size_t)1, got);
+        }
+        __syncthreads();
+        for (unsigned j = threadIdx.x * 4; j < ACQ_BYTES; j += blockDim.x * 4) {
+            unsigned w = __ldca((const unsigned *)(data + j));
+            for (unsigned b = 0; b < 4; b++)
+                GPU_DCHECK(log, left, r, j + b, gpu_pat8(left, j + b, r), (uint8_t)(w >> (8 * b)));
+        }
+    }
+}
+
+static void test_acquire(void)
+{
+    char *data = (char *)gshmem_malloc(ACQ_BYTES);
+    uint64_t *ivars = (uint64_t *)gshmem_calloc(4, sizeof(uint64_t));
+    uint64_t *ack = (uint64_t *)gshmem_calloc(1, sizeof(uint64_t));
+    GPU_CHECK(data && ivars && ack, "acquire: gshmem allocation failed");
+    char *src = NULL;
+    GPU_CHECK_CUDA(cudaMalloc((void **)&src, ACQ_BYTES));
+    gpu_poison(data, ACQ_BYTES);
+    GPU_CHECK_CUDA(cudaMemset(ivars, 0, 4 * sizeof(uint64_t)));
+    GPU_CHECK_CUDA(cudaMemset(ack, 0, sizeof(uint64_t)));
+    gpu_log *log = gpu_log_new();
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
+    gshmem_barrier_all();
+    acquire_kernel<<<1, ACQ_THREADS>>>(data, ivars, ack, src, log);
+    GPU_CHECK_KERNEL();
+    gpu_log_check(log, "acquire after a wait, L1 holding the old lines (what = round, idx = byte; -1 - form: "
+                       "the wait's result)", __FILE__);
+    gshmem_barrier_all();
+    GPU_CHECK_CUDA(cudaFree(log));
+    GPU_CHECK_CUDA(cudaFree(src));
+    gshmem_free(ack);
+    gshmem_free(ivars);
+    gshmem_free(data);
+    if (gshmem_my_pe() == 0) printf("acquire after waits ok (%d rounds, %d bytes)\n", ACQ_ROUNDS, ACQ_BYTES);
+}
+
 int main(void)
 {
     gpu_test_init("gpu_wait");
+    test_acquire();
     test_wait<wt_short>();
     test_wait<wt_ushort>();
     test_wait<wt_int>();

@@ -134,10 +134,11 @@ __device__ __forceinline__ void team_barrier(gshmem_team_t team, const team_view
         int to_pe = t.pe((t.me + dist) % t.size);
         barrier_arrive(&mine->flags[round], to_pe);
         const volatile unsigned long long *flag = (const volatile unsigned long long *)&mine->flags[round];
-        for (unsigned polls = 1; load_acquire(flag) < epoch; polls++)
+        for (unsigned polls = 1; load_relaxed(flag) < epoch; polls++)
             if (deadline && (polls & 1023u) == 0 && global_ns() > deadline)
                 report_team_timeout(team, epoch, round, rounds, t.pe((t.me - dist % t.size + t.size) % t.size),
                                     timeout_ns);
+        poll_acquired(flag);
     }
 }
 

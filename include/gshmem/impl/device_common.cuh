@@ -109,6 +109,31 @@ __device__ __forceinline__ unsigned long long load_acquire(const volatile unsign
     return v;
 }
 
+/* Polls: relaxed loads at system scope until the value is there, then one acquire load
+ * of the same word (poll_acquired). An acquire load on sm_90 is a strong load followed by
+ * an invalidation of the SM's L1 (CCTL.IVALL): inside the poll it was paid on every
+ * turn. The acquire load reads the polled value or a later one of the same word, so it
+ * synchronizes with the release that wrote it (or a later one of its release sequence). */
+__device__ __forceinline__ unsigned short load_relaxed(const volatile unsigned short *p)
+{
+    unsigned short v;
+    asm volatile("ld.relaxed.sys.global.b16 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned int load_relaxed(const volatile unsigned int *p)
+{
+    unsigned int v;
+    asm volatile("ld.relaxed.sys.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned long long load_relaxed(const volatile unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.sys.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+template <typename B> __device__ __forceinline__ void poll_acquired(const volatile B *p) { (void)load_acquire(p); }
+
 /* Whether PE pe's heap is on this GPU: GPU-scope ordering is then enough towards it
  * (system scope costs a trip through the whole memory system). */
 __device__ __forceinline__ bool same_gpu(int pe)

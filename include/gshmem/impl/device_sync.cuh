@@ -9,9 +9,16 @@
 
 namespace gshmemi {
 
-template <typename T> __device__ __forceinline__ T load_ivar(const T *p)
+/* An ivar's value: acquire (a test's only look), or relaxed (a wait's polls, which
+ * end with acquire_ivar on every ivar that satisfied it: see poll_acquired). */
+template <bool ACQUIRE, typename T> __device__ __forceinline__ T load_ivar(const T *p)
 {
-    return from_bits<T>(load_acquire((const volatile typename bits<sizeof(T)>::type *)p));
+    const volatile typename bits<sizeof(T)>::type *b = (const volatile typename bits<sizeof(T)>::type *)p;
+    return from_bits<T>(ACQUIRE ? load_acquire(b) : load_relaxed(b));
+}
+template <typename T> __device__ __forceinline__ void acquire_ivar(const T *p)
+{
+    poll_acquired((const volatile typename bits<sizeof(T)>::type *)p);
 }
 
 template <typename T> __device__ __forceinline__ bool compare(T value, int cmp, T target)
@@ -27,7 +34,7 @@ template <typename T> __device__ __forceinline__ bool compare(T value, int cmp, 
 }
 
 /* One pass over ivars. mode 0: all (1/0), 1: any (index or SIZE_MAX), 2: some (count). */
-template <typename T>
+template <bool ACQUIRE = true, typename T>
 __device__ __forceinline__ size_t test_pass(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
                                             bool vector, int mode, size_t *indices)
 {
@@ -35,7 +42,7 @@ __device__ __forceinline__ size_t test_pass(T *ivars, size_t nelems, const int *
     for (size_t i = 0; i < nelems; i++) {
         if (status && status[i]) continue;
         active++;
-        if (!compare(load_ivar(&ivars[i]), cmp, vector ? values[i] : values[0])) {
+        if (!compare(load_ivar<ACQUIRE>(&ivars[i]), cmp, vector ? values[i] : values[0])) {
             if (mode == 0) return 0;
             continue;
         }
@@ -56,8 +63,16 @@ __device__ __forceinline__ size_t wait_loop(T *ivars, size_t nelems, const int *
     for (size_t i = 0; i < nelems; i++) active += !(status && status[i]);
     if (mode != 0 && active == 0) return mode == 1 ? SIZE_MAX : 0;
     for (;;) {
-        size_t r = test_pass(ivars, nelems, status, cmp, values, vector, mode, indices);
-        if (mode == 0 ? r == 1 : mode == 1 ? r != SIZE_MAX : r > 0) return r;
+        size_t r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
+        if (!(mode == 0 ? r == 1 : mode == 1 ? r != SIZE_MAX : r > 0)) continue;
+        if (mode == 1)
+            acquire_ivar(&ivars[r]);
+        else if (mode == 2)
+            for (size_t k = 0; k < r; k++) acquire_ivar(&ivars[indices[k]]);
+        else
+            for (size_t i = 0; i < nelems; i++)
+                if (!(status && status[i])) acquire_ivar(&ivars[i]);
+        return r;
     }
 }
 
@@ -80,8 +95,10 @@ __device__ __forceinline__ void pe_barrier()
     for (int dist = 1; dist < n; dist <<= 1, round++) {
         int to_pe = (me + dist) % n;
         barrier_arrive(&mine->barrier_flags[round], to_pe);
-        while (load_acquire((const volatile unsigned long long *)&mine->barrier_flags[round]) < epoch) {
+        const volatile unsigned long long *flag = (const volatile unsigned long long *)&mine->barrier_flags[round];
+        while (load_relaxed(flag) < epoch) {
         }
+        poll_acquired(flag);
     }
 }
 
@@ -131,8 +148,11 @@ GSHMEMI_DEVICE_INLINE uint64_t gshmem_signal_wait_until(uint64_t *sig_addr, int 
 {
     const volatile unsigned long long *p = (const volatile unsigned long long *)sig_addr;
     for (;;) { /* return the value that satisfied the comparison, not a later one */
-        unsigned long long v = gshmemi::load_acquire(p);
-        if (gshmemi::compare<unsigned long long>(v, cmp, cmp_value)) return v;
+        unsigned long long v = gshmemi::load_relaxed(p);
+        if (gshmemi::compare<unsigned long long>(v, cmp, cmp_value)) {
+            gshmemi::poll_acquired(p);
+            return v;
+        }
     }
 }
 
