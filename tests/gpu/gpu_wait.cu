@@ -338,7 +338,7 @@ template <class Tr> static void test_wait(void)
  * invalidates L1 (release stores and relaxed polls do not), so only the wait's own
  * acquire keeps those loads from returning round r - 1's bytes. Measured on the H200:
  * with the wait's closing acquire removed, this test failed (docs/PERFORMANCE.md,
- * Session 12). */
+ * "Sessions 11-12"). */
 #define ACQ_BYTES 32768
 #define ACQ_ROUNDS 100
 #define ACQ_THREADS 256
