@@ -40,6 +40,15 @@ struct stream_deadline {
     __device__ bool passed() { return end && (++polls & 1023u) == 0 && stream_now_ns() > end; }
 };
 
+/* The waits below poll relaxed and acquire once, with a fence, when satisfied: an
+ * acquire load on every poll would invalidate the SM's L1 on every turn (CCTL.IVALL on
+ * sm_90), under the feet of whatever else runs on that SM. The fence makes each relaxed
+ * load that saw a release (SET, ADD or a barrier's arrival) synchronize with it. */
+__device__ __forceinline__ void stream_acquire()
+{
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_system);
+}
+
 __global__ void stream_signal_kernel(word_t *sig, word_t value, int op)
 {
     sys_word ref(*sig);
@@ -52,7 +61,7 @@ __global__ void stream_wait_kernel(word_t *sig, int cmp, word_t value, uint64_t 
     sys_word ref(*sig);
     stream_deadline deadline(timeout_ns);
     word_t seen;
-    while (!stream_compare(seen = ref.load(cuda::memory_order_acquire), cmp, value)) {
+    while (!stream_compare(seen = ref.load(cuda::memory_order_relaxed), cmp, value)) {
         if (deadline.passed()) {
             printf("gshmem: PE %d: gshmemx_signal_wait_until_on_stream timed out after %.3f s (GSHMEM_TIMEOUT) "
                    "waiting for the signal at %p to satisfy cmp=%d against %llu (it holds %llu)\n",
@@ -60,6 +69,7 @@ __global__ void stream_wait_kernel(word_t *sig, int cmp, word_t value, uint64_t 
             __trap();
         }
     }
+    stream_acquire();
 }
 
 __global__ void stream_quiet_kernel()
@@ -79,7 +89,7 @@ __global__ void stream_barrier_kernel(gshmemi_stream_barrier_args args)
         gshmemi_device_sync_area *to = (gshmemi_device_sync_area *)args.to[round];
         sys_word(*(word_t *)&to->barrier_flags[round]).fetch_add(1, cuda::memory_order_release);
         sys_word flag(*(word_t *)&mine->barrier_flags[round]);
-        while (flag.load(cuda::memory_order_acquire) < epoch) {
+        while (flag.load(cuda::memory_order_relaxed) < epoch) {
             if (deadline.passed()) {
                 printf("gshmem: PE %d: gshmemx_barrier_all/sync_all_on_stream timed out after %.3f s "
                        "(GSHMEM_TIMEOUT) in round %d of %d, barrier %llu: a PE has not reached it\n",
@@ -87,6 +97,7 @@ __global__ void stream_barrier_kernel(gshmemi_stream_barrier_args args)
                 __trap();
             }
         }
+        stream_acquire(); /* before the next round's release passes it on */
     }
 }
 
