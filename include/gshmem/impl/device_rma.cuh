@@ -88,11 +88,12 @@ __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, i
  * load issued before any store; they meet (a warp sync, or a named barrier for nw > 1)
  * and thread 0 signals; the caller's closing barrier follows. The caller passes the
  * threads of those warps only (rank < 32 nw <= block size: whole warps, as warps are
- * formed from the linear thread index). Two words a lane: on the H200 (session 13, 12-15
- * runs of each in turn) 0.02-0.03 us less than four from 32 B to 2 KiB and 0.02-0.05 at
- * 4-16 KiB, at 1024 and at 256 threads; one a lane was no faster up to 4 KiB. */
+ * formed from the linear thread index). One word a lane: on the H200 two were 0.02-0.05
+ * us faster than four (session 13), and one is 0.01-0.03 faster than two from 2 to 16
+ * KiB at 1024 threads and within 0.01 below (session 15, 12-16 runs of each in turn;
+ * docs/PERFORMANCE.md). */
 #ifndef GSHMEMI_SIGNAL_LANE_WORDS
-#define GSHMEMI_SIGNAL_LANE_WORDS 2
+#define GSHMEMI_SIGNAL_LANE_WORDS 1
 #endif
 template <bool NBI, typename W>
 __device__ __forceinline__ void putmem_signal_lanes(void *dest, const void *source, size_t n, uint64_t *sig_addr,
@@ -146,9 +147,10 @@ __device__ __forceinline__ void putmem_signal_words(void *dest, const void *sour
     }
     if (S == SCOPE_BLOCK) {
         const unsigned nw = (words + 32 * GSHMEMI_SIGNAL_LANE_WORDS - 1) / (32 * GSHMEMI_SIGNAL_LANE_WORDS);
-        /* 32 nw <= block size: with two or more words a lane, whenever the block has a
-         * whole warp (words <= block size); smaller blocks go on below. Tested so, the
-         * size is out of the test: 0.01 us less at 1024 threads, 0.02-0.03 at 256. */
+        /* The lanes need 32 nw <= block size. With two or more words a lane that holds
+         * whenever the block has a whole warp (words <= block size here), a test without
+         * the size (0.01 us less at 1024 threads, 0.02-0.03 at 256, session 13); with
+         * one, words past the block's last whole warp go on below. */
         if (GSHMEMI_SIGNAL_LANE_WORDS >= 2 ? scope_size<S>() >= 32 : 32 * nw <= scope_size<S>()) {
             if (scope_rank<S>() < 32 * nw)
                 putmem_signal_lanes<NBI, W>(dest, source, n, sig_addr, signal, sig_op, pe, nw);
