@@ -1,20 +1,7 @@
 /* First contact with the device API: ring p, put+signal, fetch-add from every thread,
  * block barrier, a block's put_signal by each of its paths, on the device heap. Checks
  * every value. */
-#include <gshmem.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-
-#define CHECK_CUDA(call)                                                                   \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "PE %d: %s:%d: %s\n", gshmem_my_pe(), __FILE__, __LINE__,      \
-                    cudaGetErrorString(e_));                                               \
-            gshmem_global_exit(1);                                                         \
-        }                                                                                  \
-    } while (0)
+#include "gpu_check.cuh"
 
 #define N 1000
 
@@ -45,7 +32,6 @@ __host__ __device__ inline void bps_part(int k, unsigned *off, unsigned *soff, u
     *soff = soffs[k];
     *len = lens[k];
 }
-__host__ __device__ inline unsigned char bps_byte(int pe, unsigned i) { return (unsigned char)(pe * 37 + i * 7 + (i >> 8)); }
 
 __global__ void __launch_bounds__(1024) block_put_signal(char *dst, const char *src, uint64_t *sig, int right)
 {
@@ -69,49 +55,49 @@ int main(void)
     uint64_t *sig = (uint64_t *)gshmem_calloc(1, sizeof(uint64_t));
     unsigned long long *counter = (unsigned long long *)gshmem_calloc(1, sizeof(unsigned long long));
     smoke<<<4, 128>>>(ring, data, sig, counter);
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaDeviceSynchronize());
+    GPU_CHECK_CUDA(cudaGetLastError());
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
     barrier<<<1, 64>>>();
-    CHECK_CUDA(cudaDeviceSynchronize());
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gshmem_signal_wait_until(sig, GSHMEM_CMP_EQ, 1);
 
     char *bdst = (char *)gshmem_malloc(BPS_SPAN);
     uint64_t *bsig = (uint64_t *)gshmem_calloc(1, sizeof(uint64_t));
     static unsigned char host[BPS_SPAN];
-    for (unsigned i = 0; i < BPS_SPAN; i++) host[i] = bps_byte(me, i);
+    for (unsigned i = 0; i < BPS_SPAN; i++) host[i] = gpu_pat8(me, i, 0);
     char *bsrc;
-    CHECK_CUDA(cudaMalloc(&bsrc, BPS_SPAN));
-    CHECK_CUDA(cudaMemcpy(bsrc, host, BPS_SPAN, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemset(bdst, 0xa5, BPS_SPAN)); /* poison */
-    CHECK_CUDA(cudaDeviceSynchronize());
+    GPU_CHECK_CUDA(cudaMalloc(&bsrc, BPS_SPAN));
+    GPU_CHECK_CUDA(cudaMemcpy(bsrc, host, BPS_SPAN, cudaMemcpyHostToDevice));
+    GPU_CHECK_CUDA(cudaMemset(bdst, GPU_POISON, BPS_SPAN));
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gshmem_barrier_all();
     block_put_signal<<<1, 1024>>>(bdst, bsrc, bsig, (me + 1) % n);
-    CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaDeviceSynchronize());
+    GPU_CHECK_CUDA(cudaGetLastError());
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
     gshmem_signal_wait_until(bsig, GSHMEM_CMP_EQ, BPS_PARTS);
-    CHECK_CUDA(cudaMemcpy(host, bdst, BPS_SPAN, cudaMemcpyDeviceToHost));
+    GPU_CHECK_CUDA(cudaMemcpy(host, bdst, BPS_SPAN, cudaMemcpyDeviceToHost));
     long bbad = 0;
     for (unsigned i = 0; i < BPS_SPAN; i++) {
-        unsigned char expect = 0xa5;
+        unsigned char expect = GPU_POISON;
         for (int k = 0; k < BPS_PARTS; k++) {
             unsigned off, soff, len;
             bps_part(k, &off, &soff, &len);
-            if (i >= off && i < off + len) expect = bps_byte(left, soff + (i - off));
+            if (i >= off && i < off + len) expect = gpu_pat8(left, soff + (i - off), 0);
         }
         if (host[i] != expect && bbad++ < 5)
             fprintf(stderr, "PE %d: block put_signal byte %u from PE %d: %#x, expected %#x\n", me, i, left, host[i], expect);
     }
     gshmem_barrier_all();
-    CHECK_CUDA(cudaFree(bsrc));
+    GPU_CHECK_CUDA(cudaFree(bsrc));
     gshmem_free(bsig);
     gshmem_free(bdst);
     int got_ring;
     long got[N];
     unsigned long long count = 0;
-    CHECK_CUDA(cudaMemcpy(&got_ring, ring, sizeof(int), cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(got, data, sizeof(got), cudaMemcpyDeviceToHost));
+    GPU_CHECK_CUDA(cudaMemcpy(&got_ring, ring, sizeof(int), cudaMemcpyDeviceToHost));
+    GPU_CHECK_CUDA(cudaMemcpy(got, data, sizeof(got), cudaMemcpyDeviceToHost));
     gshmem_barrier_all();
-    if (me == 0) CHECK_CUDA(cudaMemcpy(&count, counter, sizeof(count), cudaMemcpyDeviceToHost));
+    if (me == 0) GPU_CHECK_CUDA(cudaMemcpy(&count, counter, sizeof(count), cudaMemcpyDeviceToHost));
     int bad = got_ring != 1000 + left || bbad != 0;
     for (int i = 0; i < N; i++) bad += got[i] != (long)left * 1000000 + i;
     if (me == 0 && count != (unsigned long long)n * 4 * 128) {
@@ -119,9 +105,9 @@ int main(void)
         bad++;
     }
     unsigned *bits_d, bits = 0;
-    CHECK_CUDA(cudaMalloc(&bits_d, sizeof(unsigned)));
+    GPU_CHECK_CUDA(cudaMalloc(&bits_d, sizeof(unsigned)));
     same_gpu_bits<<<1, 1>>>(bits_d);
-    CHECK_CUDA(cudaMemcpy(&bits, bits_d, sizeof(bits), cudaMemcpyDeviceToHost));
+    GPU_CHECK_CUDA(cudaMemcpy(&bits, bits_d, sizeof(bits), cudaMemcpyDeviceToHost));
     printf("PE %d: PEs on this GPU (bit mask): 0x%x\n", me, bits);
     printf("PE %d: smoke %s (ring %d)\n", me, bad ? "FAILED" : "ok", got_ring);
     gshmem_finalize();

@@ -147,11 +147,7 @@ __device__ __forceinline__ void putmem_signal_words(void *dest, const void *sour
     }
     if (S == SCOPE_BLOCK) {
         const unsigned nw = (words + 32 * GSHMEMI_SIGNAL_LANE_WORDS - 1) / (32 * GSHMEMI_SIGNAL_LANE_WORDS);
-        /* The lanes need 32 nw <= block size. With two or more words a lane that holds
-         * whenever the block has a whole warp (words <= block size here), a test without
-         * the size (0.01 us less at 1024 threads, 0.02-0.03 at 256, session 13); with
-         * one, words past the block's last whole warp go on below. */
-        if (GSHMEMI_SIGNAL_LANE_WORDS >= 2 ? scope_size<S>() >= 32 : 32 * nw <= scope_size<S>()) {
+        if (32 * nw <= scope_size<S>()) { /* words past the block's last whole warp go on below */
             if (scope_rank<S>() < 32 * nw)
                 putmem_signal_lanes<NBI, W>(dest, source, n, sig_addr, signal, sig_op, pe, nw);
             __syncthreads(); /* nobody returns before the source is read */
