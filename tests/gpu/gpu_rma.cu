@@ -1,7 +1,8 @@
 /* Device RMA on data, every PE to every PE:
  *  1. putmem/getmem (and _nbi) from a thread, a warp and a block, sizes 1 .. 64 KiB + 13
- *     at offsets that take the 16-byte path with a head and tail, the 4-byte path and
- *     the byte path; every byte of every destination region is checked, guards too.
+ *     at offsets that take the 16-byte path (aligned ends, or a head and tail), the 4-byte
+ *     path and the byte path; every byte of every destination region is checked, guards
+ *     too.
  *  2. Typed p/g/put/get/put_nbi/get_nbi/iput/iget and their _warp/_block forms for
  *     int, long, double, uint8, uint64, char, float, short; sized put8..put128,
  *     get, nbi, iput, iget. Every element of every slot is checked.
@@ -63,8 +64,11 @@ __global__ void mem_kernel(const mem_case *cases, bool put, const char *src, cha
 
 static void test_mem(void)
 {
-    static const unsigned sizes[] = {1,   2,   3,   7,    15,   16,   17,   31,   32,   33,   63,
-                                     64,  65,  127, 255,  256,  257,  1000, 4095, 4096, 4097, 65536 + 13};
+    /* 288 .. 10256: whole 16-byte words past the short path, a thread's, a warp's and a
+     * block's last one to three words a thread (copy_words' tail) */
+    static const unsigned sizes[] = {1,    2,    3,    7,    15,   16,   17,   31,    32,   33,   63,
+                                     64,   65,   127,  255,  256,  257,  288,  1000,  1040, 1536, 3120,
+                                     4095, 4096, 4097, 10256, 65536 + 13};
     /* (dst, src) offsets modulo 16: equal (16-byte path, heads 0/9/1), both 4-aligned
      * but different (word path), neither (byte path). */
     static const unsigned offs[][2] = {{0, 0}, {7, 7}, {15, 15}, {4, 12}, {5, 13}};

@@ -204,7 +204,10 @@ __device__ __forceinline__ void copy_words(W *dst, const W *src, size_t words, u
     }
     if (i < words) {
         const size_t j = i + size, k = i + 2 * (size_t)size;
-        W a = src[i], b = a, c = a;
+        /* b and c start at zero: started as copies of a, their loads would wait for
+         * a's (a warp's aligned 1 KiB put_signal, two words a lane: 1.42-1.44 us with
+         * the loads one after the other, 1.27-1.28 in flight together; H200, session 16) */
+        W a = src[i], b = W(), c = W();
         if (j < words) b = src[j];
         if (k < words) c = src[k];
         dst[i] = a;
@@ -242,6 +245,15 @@ __device__ __forceinline__ void copy_small(char *dst, const char *src, size_t n)
  * branches cost about 0.3 us of its latency (perftest/gpu/latency.cu -s raw). */
 #define GSHMEMI_COPY_SHORT_BYTES 256
 
+/* Past the short path, data whose ends are 16-byte aligned goes straight to 16-byte
+ * words (ALIGNED_PATH): the general path's head, tail and word-size arithmetic runs in
+ * every thread of the group, about fifty instructions before the first load. On the
+ * H200 (session 16, docs/PERFORMANCE.md) that path made putmem_nbi_block from 66
+ * blocks 1.2-1.75x faster from 32 KiB to 2 MiB, a warp's put_signal of 1-64 KiB 1-9%
+ * faster and a thread's of 512 B - 64 KiB 5%. A block's put_signal passes false: in the
+ * 1024-thread latency kernel the path's registers made ptxas reload threadIdx.x after
+ * the wait's barrier, and 8-16 B took 0.02-0.04 us longer. */
+template <bool ALIGNED_PATH = true>
 __device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsigned rank, unsigned size)
 {
     if (n <= GSHMEMI_COPY_SHORT_BYTES && (((uintptr_t)dst | (uintptr_t)src | n) & 7) == 0) {
@@ -253,6 +265,10 @@ __device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsig
         /* several words a thread: four loads in flight (one word at a time, a thread's
          * put_signal of 256 B took 2.63-2.75 us on the H200, now 2.13-2.25) */
         copy_words((unsigned long long *)dst, (const unsigned long long *)src, words, rank, size);
+        return;
+    }
+    if (ALIGNED_PATH && (((uintptr_t)dst | (uintptr_t)src | n) & 15) == 0) {
+        copy_words((int4 *)dst, (const int4 *)src, n >> 4, rank, size);
         return;
     }
     uintptr_t rel = (uintptr_t)dst ^ (uintptr_t)src;

@@ -188,7 +188,7 @@ __device__ __forceinline__ void putmem_signal_copy(void *dest, const void *sourc
         if (part == 0) part = 32;
         if (part < size) {
             if (rank < part) {
-                copy(peer_dest, (const char *)source, n, rank, part);
+                copy<false>(peer_dest, (const char *)source, n, rank, part);
                 if (part == 32) __syncwarp();
                 else asm volatile("bar.sync 15, %0;" ::"r"(part) : "memory"); /* the copying warps only */
                 if (rank == 0) signal_update(sig, gpu_scope, signal, sig_op);
@@ -197,7 +197,7 @@ __device__ __forceinline__ void putmem_signal_copy(void *dest, const void *sourc
             return;
         }
     }
-    copy(peer_dest, (const char *)source, n, scope_rank<S>(), scope_size<S>());
+    copy<S != SCOPE_BLOCK>(peer_dest, (const char *)source, n, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
     /* The group barrier orders the group's stores before the first thread's release,
      * which is cumulative: whoever acquires the signal sees every thread's data. No
