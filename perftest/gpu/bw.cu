@@ -79,8 +79,10 @@ __device__ __forceinline__ void block_quiet(void)
     if (threadIdx.x == 0) SHM(quiet)();
 }
 
-__global__ void put_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters,
-                           int peer)
+/* Launched with up to 1024 threads (-T): the bounds keep every kernel within the 64
+ * registers a thread that a 1024-thread block allows, whatever the block calls inline. */
+__global__ void __launch_bounds__(1024) put_kernel(unsigned char *dst, const unsigned char *src, size_t size,
+                                                   size_t chunk, long iters, int peer)
 {
     size_t n, off = slice(size, chunk, blockIdx.x, &n);
     if (!n) return;
@@ -88,8 +90,8 @@ __global__ void put_kernel(unsigned char *dst, const unsigned char *src, size_t 
     block_quiet();
 }
 
-__global__ void get_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters,
-                           int peer)
+__global__ void __launch_bounds__(1024) get_kernel(unsigned char *dst, const unsigned char *src, size_t size,
+                                                   size_t chunk, long iters, int peer)
 {
     size_t n, off = slice(size, chunk, blockIdx.x, &n);
     if (!n) return;
@@ -98,7 +100,8 @@ __global__ void get_kernel(unsigned char *dst, const unsigned char *src, size_t 
 }
 
 /* The reference: plain 16-byte loads and stores, the same slices. */
-__global__ void copy_kernel(unsigned char *dst, const unsigned char *src, size_t size, size_t chunk, long iters)
+__global__ void __launch_bounds__(1024) copy_kernel(unsigned char *dst, const unsigned char *src, size_t size,
+                                                    size_t chunk, long iters)
 {
     size_t n, off = slice(size, chunk, blockIdx.x, &n);
     int4 *d = (int4 *)(dst + off);
