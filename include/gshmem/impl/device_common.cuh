@@ -238,21 +238,22 @@ __device__ __forceinline__ void copy_small(char *dst, const char *src, size_t n)
     }
 }
 
-/* Copies n bytes spread over a group: the widest word (16, 8, 4 bytes) that dst and src
- * share the alignment of; the head up to that alignment and the tail go to thread 0. */
 /* Small copies whose ends are 8-byte aligned take a short path: one thread's put_signal
  * is a chain of dependent instructions, and the general path's alignment arithmetic and
  * branches cost about 0.3 us of its latency (perftest/gpu/latency.cu -s raw). */
 #define GSHMEMI_COPY_SHORT_BYTES 256
 
-/* Past the short path, data whose ends are 16-byte aligned goes straight to 16-byte
- * words (ALIGNED_PATH): the general path's head, tail and word-size arithmetic runs in
- * every thread of the group, about fifty instructions before the first load. On the
- * H200 (session 16, docs/PERFORMANCE.md) that path made putmem_nbi_block from 66
- * blocks 1.2-1.75x faster from 32 KiB to 2 MiB, a warp's put_signal of 1-64 KiB 1-9%
- * faster and a thread's of 512 B - 64 KiB 5%. A block's put_signal passes false: in the
- * 1024-thread latency kernel the path's registers made ptxas reload threadIdx.x after
- * the wait's barrier, and 8-16 B took 0.02-0.04 us longer. */
+/* Copies n bytes spread over a group. Up to GSHMEMI_COPY_SHORT_BYTES with 8-byte aligned
+ * ends: 8-byte words. Past that, 16-byte aligned ends: 16-byte words (ALIGNED_PATH).
+ * Otherwise the widest word (16, 8, 4 bytes) that dst and src share the alignment of;
+ * the head up to that alignment and the tail go to thread 0. The aligned path skips the
+ * general path's head, tail and word-size arithmetic, which every thread of the group
+ * runs, about fifty instructions before the first load: on the H200 (session 16,
+ * docs/PERFORMANCE.md) putmem_nbi_block from 66 blocks became 1.2-1.75x faster from 32
+ * KiB to 2 MiB, a warp's put_signal of 1-64 KiB 1-9% and a thread's of 512 B - 64 KiB 5%.
+ * A block's put_signal passes false: in the 1024-thread latency kernel the path's
+ * registers made ptxas reload threadIdx.x after the wait's barrier, and 8-16 B took
+ * 0.02-0.04 us longer. */
 template <bool ALIGNED_PATH = true>
 __device__ __forceinline__ void copy(char *dst, const char *src, size_t n, unsigned rank, unsigned size)
 {
