@@ -79,8 +79,9 @@ __device__ __forceinline__ void block_quiet(void)
     if (threadIdx.x == 0) SHM(quiet)();
 }
 
-/* Launched with up to 1024 threads (-T): the bounds keep every kernel within the 64
- * registers a thread that a 1024-thread block allows, whatever the block calls inline. */
+/* Launched with up to 1024 threads (-T): the bounds make the compiler fit each kernel,
+ * with whatever the gshmem calls put inline, in the 64 registers a thread that a
+ * 1024-thread block can have (without them a kernel over 64 does not launch). */
 __global__ void __launch_bounds__(1024) put_kernel(unsigned char *dst, const unsigned char *src, size_t size,
                                                    size_t chunk, long iters, int peer)
 {
