@@ -83,31 +83,23 @@ __device__ __forceinline__ void signal_op(uint64_t *sig_addr, uint64_t signal, i
  * barrier stays off the latency path. */
 #define GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES 16384
 
-/* A block's put_signal of aligned words: the first nw warps move them, up to
- * GSHMEMI_SIGNAL_LANE_WORDS words a thread (thread r: words r, r + 32 nw, ...), every
- * load issued before any store; they meet (a warp sync, or a named barrier for nw > 1)
- * and thread 0 signals; the caller's closing barrier follows. The caller passes the
- * threads of those warps only (rank < 32 nw <= block size: whole warps, as warps are
- * formed from the linear thread index). One word a lane: on the H200 two were 0.02-0.05
- * us faster than four (session 13), and one is 0.01-0.03 faster than two from 2 to 16
- * KiB at 1024 threads and within 0.01 below (session 15, 12-16 runs of each in turn;
- * docs/PERFORMANCE.md). */
-#ifndef GSHMEMI_SIGNAL_LANE_WORDS
-#define GSHMEMI_SIGNAL_LANE_WORDS 1
-#endif
+/* A block's put_signal of aligned words: the first nw warps move them, one word a
+ * thread (thread r: word r), the load issued before the store; they meet (a warp sync,
+ * or a named barrier for nw > 1) and thread 0 signals; the caller's closing barrier
+ * follows. The caller passes the threads of those warps only (rank < 32 nw <= block
+ * size: whole warps, as warps are formed from the linear thread index). One word a
+ * lane: on the H200 two were 0.02-0.05 us faster than four (session 13), and one is
+ * 0.01-0.03 faster than two from 2 to 16 KiB at 1024 threads and within 0.01 below
+ * (session 15, 12-16 runs of each in turn; docs/PERFORMANCE.md). */
 template <bool NBI, typename W>
 __device__ __forceinline__ void putmem_signal_lanes(void *dest, const void *source, size_t n, uint64_t *sig_addr,
                                                     uint64_t signal, int sig_op, int pe, unsigned nw)
 {
-    const unsigned words = (unsigned)(n / sizeof(W)), rank = block_rank(), stride = 32 * nw;
+    const unsigned words = (unsigned)(n / sizeof(W)), rank = block_rank();
     uint64_t base = peer_base(pe); /* before load_now, whose clobber would make them reloads */
     bool gpu_scope = same_gpu(pe);
-    W v[GSHMEMI_SIGNAL_LANE_WORDS];
-#pragma unroll
-    for (int k = 0; k < GSHMEMI_SIGNAL_LANE_WORDS; k++) {
-        v[k] = W();
-        if (rank + stride * k < words) load_now(&v[k], (const W *)source + rank + stride * k);
-    }
+    W v = W();
+    if (rank < words) load_now(&v, (const W *)source + rank);
     if (__builtin_expect(base == 0, 0)) { /* a PROXY peer: thread 0 posts it alone */
         if (rank == 0) proxy_put_signal<SCOPE_THREAD>(dest, source, n, sig_addr, signal, sig_op, NBI, pe);
         return;
@@ -115,11 +107,9 @@ __device__ __forceinline__ void putmem_signal_lanes(void *dest, const void *sour
     W *d = (W *)(base + heap_offset(dest));
     unsigned long long *sig = (unsigned long long *)(base + heap_offset(sig_addr));
     settle_signal(sig, gpu_scope);
-#pragma unroll
-    for (int k = 0; k < GSHMEMI_SIGNAL_LANE_WORDS; k++)
-        if (rank + stride * k < words) d[rank + stride * k] = v[k];
+    if (rank < words) d[rank] = v;
     if (nw == 1) __syncwarp();
-    else asm volatile("bar.sync 15, %0;" ::"r"(stride) : "memory");
+    else asm volatile("bar.sync 15, %0;" ::"r"(32 * nw) : "memory");
     if (rank == 0) signal_update(sig, gpu_scope, signal, sig_op);
 }
 
@@ -146,7 +136,7 @@ __device__ __forceinline__ void putmem_signal_words(void *dest, const void *sour
         return;
     }
     if (S == SCOPE_BLOCK) {
-        const unsigned nw = (words + 32 * GSHMEMI_SIGNAL_LANE_WORDS - 1) / (32 * GSHMEMI_SIGNAL_LANE_WORDS);
+        const unsigned nw = (words + 31) / 32;
         if (32 * nw <= scope_size<S>()) { /* words past the block's last whole warp go on below */
             if (scope_rank<S>() < 32 * nw)
                 putmem_signal_lanes<NBI, W>(dest, source, n, sig_addr, signal, sig_op, pe, nw);
