@@ -172,13 +172,14 @@ __device__ __forceinline__ void putmem_signal_copy(void *dest, const void *sourc
     unsigned long long *sig = (unsigned long long *)(base + heap_offset(sig_addr));
     char *peer_dest = (char *)(base + heap_offset(dest));
     bool gpu_scope = same_gpu(pe);
+    const bool aligned_path = S != SCOPE_BLOCK; /* a block's copy does without it: see copy() */
     if (S == SCOPE_BLOCK && n <= GSHMEMI_BLOCK_SIGNAL_PARTIAL_BYTES) {
         unsigned rank = block_rank(), size = block_size();
         unsigned part = (unsigned)((n + 2047) / 2048) * 32;
         if (part == 0) part = 32;
         if (part < size) {
             if (rank < part) {
-                copy<false>(peer_dest, (const char *)source, n, rank, part);
+                copy<aligned_path>(peer_dest, (const char *)source, n, rank, part);
                 if (part == 32) __syncwarp();
                 else asm volatile("bar.sync 15, %0;" ::"r"(part) : "memory"); /* the copying warps only */
                 if (rank == 0) signal_update(sig, gpu_scope, signal, sig_op);
@@ -187,7 +188,7 @@ __device__ __forceinline__ void putmem_signal_copy(void *dest, const void *sourc
             return;
         }
     }
-    copy<S != SCOPE_BLOCK>(peer_dest, (const char *)source, n, scope_rank<S>(), scope_size<S>());
+    copy<aligned_path>(peer_dest, (const char *)source, n, scope_rank<S>(), scope_size<S>());
     scope_sync<S>();
     /* The group barrier orders the group's stores before the first thread's release,
      * which is cumulative: whoever acquires the signal sees every thread's data. No
