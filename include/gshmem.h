@@ -12,6 +12,11 @@
 #include <gshmem/stream.h>
 #include <gshmem/team.h>
 
+/* OpenSHMEM's C11 type-generic names (gshmem_put, gshmem_atomic_fetch_add, ...): C only. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#include <gshmem/generic.h>
+#endif
+
 #if defined(__CUDACC__)
 #include <gshmem/device.cuh>
 #endif
