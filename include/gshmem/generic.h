@@ -31,11 +31,11 @@
     GSHMEMI_GENERIC_LIST_FLOAT(OP), char: gshmem_char_##OP, signed char: gshmem_schar_##OP,      \
     unsigned char: gshmem_uchar_##OP, GSHMEMI_GENERIC_LIST_SHORT(OP), GSHMEMI_GENERIC_LIST_AMO(OP)
 
-/* RMA and put_signal (OpenSHMEM Table 5, standard RMA types). */
+/* RMA, put_signal and the collectives (OpenSHMEM Table 5, standard RMA types). */
 #define GSHMEMI_GENERIC_RMA(x, OP) _Generic(*(x), long double: gshmem_longdouble_##OP, GSHMEMI_GENERIC_LIST_RMA(OP))
-/* Collectives, and max/min/sum/prod reductions (Table 10's arithmetic types): the same
- * without long double (and gshmem has no complex reductions). */
-#define GSHMEMI_GENERIC_COLL(x, OP) _Generic(*(x), GSHMEMI_GENERIC_LIST_RMA(OP))
+/* max, min, sum, prod _reduce (Table 10's arithmetic types): the same without long double,
+ * which has no typed reductions (nor has any complex type). */
+#define GSHMEMI_GENERIC_REDUCE_ARITH(x, OP) _Generic(*(x), GSHMEMI_GENERIC_LIST_RMA(OP))
 /* AMOs on the standard AMO types (Table 6). */
 #define GSHMEMI_GENERIC_AMO_STANDARD(x, OP) _Generic(*(x), GSHMEMI_GENERIC_LIST_AMO(OP))
 /* fetch, set, swap: the extended AMO types, the standard ones and float, double. */
@@ -142,15 +142,15 @@
 /* ---- Collectives: chosen by the type of dest -------------------------------------------------- */
 
 #define gshmem_broadcast(team, dest, source, nelems, PE_root) \
-    GSHMEMI_GENERIC_COLL(dest, broadcast)(team, dest, source, nelems, PE_root)
+    GSHMEMI_GENERIC_RMA(dest, broadcast)(team, dest, source, nelems, PE_root)
 #define gshmem_collect(team, dest, source, nelems) \
-    GSHMEMI_GENERIC_COLL(dest, collect)(team, dest, source, nelems)
+    GSHMEMI_GENERIC_RMA(dest, collect)(team, dest, source, nelems)
 #define gshmem_fcollect(team, dest, source, nelems) \
-    GSHMEMI_GENERIC_COLL(dest, fcollect)(team, dest, source, nelems)
+    GSHMEMI_GENERIC_RMA(dest, fcollect)(team, dest, source, nelems)
 #define gshmem_alltoall(team, dest, source, nelems) \
-    GSHMEMI_GENERIC_COLL(dest, alltoall)(team, dest, source, nelems)
+    GSHMEMI_GENERIC_RMA(dest, alltoall)(team, dest, source, nelems)
 #define gshmem_alltoalls(team, dest, source, dst, sst, nelems) \
-    GSHMEMI_GENERIC_COLL(dest, alltoalls)(team, dest, source, dst, sst, nelems)
+    GSHMEMI_GENERIC_RMA(dest, alltoalls)(team, dest, source, dst, sst, nelems)
 
 #define gshmem_and_reduce(team, dest, source, nreduce) \
     GSHMEMI_GENERIC_REDUCE_BITWISE(dest, and_reduce)(team, dest, source, nreduce)
@@ -159,12 +159,12 @@
 #define gshmem_xor_reduce(team, dest, source, nreduce) \
     GSHMEMI_GENERIC_REDUCE_BITWISE(dest, xor_reduce)(team, dest, source, nreduce)
 #define gshmem_max_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_COLL(dest, max_reduce)(team, dest, source, nreduce)
+    GSHMEMI_GENERIC_REDUCE_ARITH(dest, max_reduce)(team, dest, source, nreduce)
 #define gshmem_min_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_COLL(dest, min_reduce)(team, dest, source, nreduce)
+    GSHMEMI_GENERIC_REDUCE_ARITH(dest, min_reduce)(team, dest, source, nreduce)
 #define gshmem_sum_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_COLL(dest, sum_reduce)(team, dest, source, nreduce)
+    GSHMEMI_GENERIC_REDUCE_ARITH(dest, sum_reduce)(team, dest, source, nreduce)
 #define gshmem_prod_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_COLL(dest, prod_reduce)(team, dest, source, nreduce)
+    GSHMEMI_GENERIC_REDUCE_ARITH(dest, prod_reduce)(team, dest, source, nreduce)
 
 #endif /* GSHMEM_GENERIC_H */

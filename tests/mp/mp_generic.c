@@ -1,14 +1,20 @@
 /*
- * The C11 type-generic names (include/gshmem/generic.h), at 2-4 PEs: each generic name
- * on every type of its table, checked on data as the typed routines are in the other
- * mp_* tests: destinations poisoned, values that mix the sending PE, the receiving PE
- * and the index, guards on both sides, exact AMO totals. A name that chose the routine
- * of another size would move the wrong number of bytes (an element or a guard would
- * differ); one that chose another type would not compile (-Werror: incompatible
- * pointer types). The typed names below appear only to read back what a generic call
- * did, never to do it.
+ * The C11 type-generic names (include/gshmem/generic.h), at 2-6 PEs: each generic name on
+ * every row of the library's own type tables (types.h, team.h: typedef names included),
+ * checked on data as the typed routines are in the other mp_* tests: destinations
+ * poisoned, values that mix the sending PE, the receiving PE and the index, guards on both
+ * sides, exact AMO totals, waits that wait. A name that chose the routine of another size
+ * would move the wrong number of bytes (an element or a guard would differ), one that
+ * chose another operation would compute something else, and one that chose another type
+ * of the same size does not compile (the pragmas below make that an error in every build).
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "mp_check.h"
+
+#include <time.h>
+
+#pragma GCC diagnostic error "-Wincompatible-pointer-types"
+#pragma GCC diagnostic error "-Wpointer-sign"
 
 #define N 37     /* elements per RMA transfer */
 #define G 8      /* guard elements on each side */
@@ -18,29 +24,6 @@
 #define NI 6     /* ivars in the wait/test families */
 #define K 16     /* blocking AMOs per PE and word */
 #define MAX_PES 6
-
-/* The distinct C types of each table (typedefs such as int64_t are one of them). */
-#define COLL_TYPES(X)                                                                          \
-    X(float, float) X(double, double) X(char, char) X(signed char, schar) X(short, short)     \
-    X(int, int) X(long, long) X(long long, longlong) X(unsigned char, uchar)                  \
-    X(unsigned short, ushort) X(unsigned int, uint) X(unsigned long, ulong)                   \
-    X(unsigned long long, ulonglong)
-#define RMA_TYPES(X) X(long double, longdouble) COLL_TYPES(X)
-#define AMO_STANDARD_TYPES(X)                                                                  \
-    X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint)                    \
-    X(unsigned long, ulong) X(unsigned long long, ulonglong)
-#define AMO_EXTENDED_TYPES(X) AMO_STANDARD_TYPES(X) X(float, float) X(double, double)
-#define AMO_BITWISE_TYPES(X)                                                                   \
-    X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)            \
-    X(int32_t, int32) X(int64_t, int64)
-#define SYNC_TYPES(X)                                                                          \
-    X(short, short) X(int, int) X(long, long) X(long long, longlong) X(unsigned short, ushort) \
-    X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong)
-#define REDUCE_BITWISE_TYPES(X)                                                                \
-    X(unsigned char, uchar) X(unsigned short, ushort) X(unsigned int, uint)                   \
-    X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int8_t, int8) X(int16_t, int16) \
-    X(int32_t, int32) X(int64_t, int64)
-#define REDUCE_ARITH_TYPES(X) COLL_TYPES(X)
 
 static unsigned char *g_src, *g_dst; /* symmetric byte buffers, reinterpreted per type */
 static uint64_t *g_words;           /* symmetric AMO words and ivars */
@@ -97,6 +80,7 @@ static void fresh_buffers(size_t bytes)
     static void rma_##NM(void)                                                                       \
     {                                                                                                \
         T *dst = (T *)g_dst, *src = (T *)g_src, loc[N + 2 * G];                                      \
+        const T *csrc = src; /* g and atomic_fetch select on a pointer to const as well */          \
         uint64_t salt;                                                                               \
         /* put, put_nbi: every PE to its right-hand neighbour */                                     \
         for (int nbi = 0; nbi < 2; nbi++) {                                                          \
@@ -123,7 +107,7 @@ static void fresh_buffers(size_t bytes)
                 gshmem_quiet();                                                                      \
             }                                                                                        \
             if (form == 2)                                                                           \
-                for (size_t i = 0; i < N; i++) loc[G + i] = gshmem_g(src + i, g_right);              \
+                for (size_t i = 0; i < N; i++) loc[G + i] = gshmem_g(csrc + i, g_right);             \
             CHECK_SPAN(T, form == 0 ? "get " #T : form == 1 ? "get_nbi " #T : "g " #T, loc,          \
                        V(T, g_right, 0, i));                                                         \
         }                                                                                            \
@@ -165,7 +149,7 @@ static void fresh_buffers(size_t bytes)
             CHECK_SPAN(T, nbi ? "put_signal_nbi " #T : "put_signal " #T, dst, V(T, g_left, g_me, i)); \
         }                                                                                            \
     }
-RMA_TYPES(DEFINE_RMA)
+GSHMEM_RMA_TYPES(DEFINE_RMA)
 
 /* ---- AMOs ------------------------------------------------------------------------------------ */
 
@@ -218,25 +202,26 @@ RMA_TYPES(DEFINE_RMA)
             g_checks += 16;                                                                          \
         }                                                                                            \
     }
-AMO_STANDARD_TYPES(DEFINE_AMO_STANDARD)
+GSHMEM_AMO_STANDARD_TYPES(DEFINE_AMO_STANDARD)
 
 /* Extended types: each PE sets, fetches and swaps its own slot on its right-hand PE. */
 #define DEFINE_AMO_EXTENDED(T, NM)                                                                   \
     static void amo_extended_##NM(void)                                                              \
     {                                                                                                \
         T *w = (T *)g_words, f = 0;                                                                  \
-        begin();                                                                                 \
-            uint64_t salt = g_salt++;                                                                    \
+        const T *cw = w;                                                                             \
+        begin();                                                                                     \
+        uint64_t salt = g_salt++;                                                                    \
         fresh_buffers(0);                                                                            \
         gshmem_atomic_set(&w[g_me], V(T, g_me, g_right, 0), g_right);                                \
         gshmem_barrier_all();                                                                        \
         CHECK_ELEM("atomic_set " #T, w, g_left, V(T, g_left, g_me, 0));                              \
         gshmem_barrier_all(); /* read before the left-hand PE swaps it */                           \
-        f = gshmem_atomic_fetch(&w[g_me], g_right);                                                  \
+        f = gshmem_atomic_fetch(&cw[g_me], g_right);                                                 \
         CHECK_ELEM("atomic_fetch " #T, (&f), 0, V(T, g_me, g_right, 0));                             \
         f = gshmem_atomic_swap(&w[g_me], V(T, g_me, g_right, 1), g_right);                           \
         CHECK_ELEM("atomic_swap " #T, (&f), 0, V(T, g_me, g_right, 0));                              \
-        gshmem_atomic_fetch_nbi(&f, &w[g_me], g_right);                                              \
+        gshmem_atomic_fetch_nbi(&f, &cw[g_me], g_right);                                             \
         gshmem_quiet();                                                                              \
         CHECK_ELEM("atomic_fetch_nbi " #T, (&f), 0, V(T, g_me, g_right, 1));                         \
         gshmem_atomic_swap_nbi(&f, &w[g_me], V(T, g_me, g_right, 2), g_right);                       \
@@ -247,9 +232,11 @@ AMO_STANDARD_TYPES(DEFINE_AMO_STANDARD)
         for (int p = 0; p < g_npes; p++)                                                             \
             if (p != g_left) CHECK_ELEM("atomic_set " #T " (other slots)", w, p, (T)0);              \
     }
-AMO_EXTENDED_TYPES(DEFINE_AMO_EXTENDED)
+GSHMEM_AMO_EXTENDED_TYPES(DEFINE_AMO_EXTENDED)
 
-/* Bitwise types: each PE clears, sets and flips its own bit of words on one target PE. */
+/* Bitwise types: each PE clears, sets and flips its own bit of words on one target PE. The
+ * and words start as all ones; the or and xor words start with PE 0's bit set, so or ends
+ * with every PE's bit and xor with every PE's but PE 0's. */
 #define DEFINE_AMO_BITWISE(T, NM)                                                                    \
     static void amo_bitwise_##NM(void)                                                               \
     {                                                                                                \
@@ -258,24 +245,30 @@ AMO_EXTENDED_TYPES(DEFINE_AMO_EXTENDED)
         const T bit = (T)((T)1 << (2 * g_me + 1));                                                   \
         for (int p = 0; p < g_npes; p++) all |= (T)((T)1 << (2 * p + 1));                             \
         fresh_buffers(0);                                                                            \
-        if (g_me == target) w[0] = w[3] = w[6] = (T)~(T)0;                                           \
+        const T bit0 = (T)2, mine_set = (T)(g_me == 0 ? bit : 0); /* PE 0's bit, preset */          \
+        if (g_me == target) {                                                                        \
+            w[0] = w[3] = w[6] = (T)~(T)0;                                                           \
+            w[1] = w[2] = w[4] = w[5] = w[7] = w[8] = bit0;                                          \
+        }                                                                                            \
         gshmem_barrier_all();                                                                        \
         T old = gshmem_atomic_fetch_and(&w[0], (T)~bit, target);                                     \
         CHECK((old & bit) != 0, "fetch_and " #T ": fetched %llx", (unsigned long long)old);          \
         gshmem_atomic_and(&w[3], (T)~bit, target);                                                   \
         old = gshmem_atomic_fetch_or(&w[1], bit, target);                                            \
-        CHECK((old & bit) == 0 && (old & ~all) == 0, "fetch_or " #T ": fetched %llx", (unsigned long long)old); \
+        CHECK((old & bit) == mine_set && (old & ~all) == 0, "fetch_or " #T ": fetched %llx",         \
+              (unsigned long long)old);                                                              \
         gshmem_atomic_or(&w[4], bit, target);                                                        \
         old = gshmem_atomic_fetch_xor(&w[2], bit, target);                                           \
-        CHECK((old & bit) == 0 && (old & ~all) == 0, "fetch_xor " #T ": fetched %llx", (unsigned long long)old); \
+        CHECK((old & bit) == mine_set && (old & ~all) == 0, "fetch_xor " #T ": fetched %llx",        \
+              (unsigned long long)old);                                                              \
         gshmem_atomic_xor(&w[5], bit, target);                                                       \
         gshmem_atomic_fetch_and_nbi(&f[0], &w[6], (T)~bit, target);                                  \
         gshmem_atomic_fetch_or_nbi(&f[1], &w[7], bit, target);                                       \
         gshmem_atomic_fetch_xor_nbi(&f[2], &w[8], bit, target);                                      \
         gshmem_quiet();                                                                              \
         CHECK((f[0] & bit) != 0, "fetch_and_nbi " #T ": fetched %llx", (unsigned long long)f[0]);    \
-        CHECK((f[1] & bit) == 0, "fetch_or_nbi " #T ": fetched %llx", (unsigned long long)f[1]);     \
-        CHECK((f[2] & bit) == 0, "fetch_xor_nbi " #T ": fetched %llx", (unsigned long long)f[2]);    \
+        CHECK((f[1] & bit) == mine_set, "fetch_or_nbi " #T ": fetched %llx", (unsigned long long)f[1]); \
+        CHECK((f[2] & bit) == mine_set, "fetch_xor_nbi " #T ": fetched %llx", (unsigned long long)f[2]); \
         gshmem_barrier_all();                                                                        \
         if (g_me == target) {                                                                        \
             CHECK_EQ(w[0], (T)~all);                                                                 \
@@ -284,19 +277,65 @@ AMO_EXTENDED_TYPES(DEFINE_AMO_EXTENDED)
             CHECK_EQ(w[1], all);                                                                     \
             CHECK_EQ(w[4], all);                                                                     \
             CHECK_EQ(w[7], all);                                                                     \
-            CHECK_EQ(w[2], all);                                                                     \
-            CHECK_EQ(w[5], all);                                                                     \
-            CHECK_EQ(w[8], all);                                                                     \
+            CHECK_EQ(w[2], (T)(all & ~bit0));                                                        \
+            CHECK_EQ(w[5], (T)(all & ~bit0));                                                        \
+            CHECK_EQ(w[8], (T)(all & ~bit0));                                                        \
             CHECK_EQ(w[9], 0);                                                                       \
             g_checks += 10;                                                                          \
         }                                                                                            \
     }
-AMO_BITWISE_TYPES(DEFINE_AMO_BITWISE)
+GSHMEM_AMO_BITWISE_TYPES(DEFINE_AMO_BITWISE)
 
 /* ---- wait_until and test families ---------------------------------------------------------- */
 
 /* ivar i of PE p ends as want(p, i): set by p's left-hand PE with the generic p. */
 #define SYNC_WANT(T, p, i) ((T)(1 + (i) + 8 * (p)))
+
+/* Waits that wait: in each round PE 1 writes ivar k of PE 0 some 2 ms after the round
+ * starts, while PE 0 is in the wait form under test (a wait that returned at once would
+ * see the old value, or return no index). The other PEs only meet. */
+#define DEFINE_LATE_WRITES(T, NM)                                                                    \
+    static void late_writes_##NM(T *iv)                                                              \
+    {                                                                                                \
+        T cur[NI], vec[NI];                                                                          \
+        int only[NI];                                                                                \
+        size_t idx[NI];                                                                              \
+        for (size_t i = 0; i < NI; i++) cur[i] = iv[i];                                              \
+        for (int round = 0; round < 7; round++) {                                                    \
+            const size_t k = (size_t)round % NI;                                                     \
+            const T value = (T)(100 + round); /* above every value the ivars held before */        \
+            gshmem_barrier_all();                                                                    \
+            if (g_me == 1) {                                                                         \
+                nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);                             \
+                gshmem_p(&iv[k], value, 0);                                                          \
+                gshmem_quiet();                                                                      \
+            }                                                                                        \
+            if (g_me != 0) continue;                                                                 \
+            for (size_t i = 0; i < NI; i++) {                                                        \
+                only[i] = i != k;                                                                    \
+                vec[i] = round < 5 ? cur[i] : (T)(cur[i] + 1); /* 5, 6: no other element matches */ \
+            }                                                                                        \
+            vec[k] = value;                                                                          \
+            switch (round) {                                                                         \
+            case 0: gshmem_wait_until(&iv[k], GSHMEM_CMP_EQ, value); break;                          \
+            case 1: gshmem_wait_until_all(iv, NI, only, GSHMEM_CMP_EQ, value); break;                \
+            case 2: CHECK_EQ(gshmem_wait_until_any(iv, NI, NULL, GSHMEM_CMP_EQ, value), k); break;   \
+            case 3:                                                                                  \
+                CHECK_EQ(gshmem_wait_until_some(iv, NI, idx, NULL, GSHMEM_CMP_EQ, value), 1);        \
+                CHECK_EQ(idx[0], k);                                                                 \
+                break;                                                                               \
+            case 4: gshmem_wait_until_all_vector(iv, NI, NULL, GSHMEM_CMP_EQ, vec); break;           \
+            case 5: CHECK_EQ(gshmem_wait_until_any_vector(iv, NI, NULL, GSHMEM_CMP_EQ, vec), k); break; \
+            default:                                                                                 \
+                CHECK_EQ(gshmem_wait_until_some_vector(iv, NI, idx, NULL, GSHMEM_CMP_EQ, vec), 1);   \
+                CHECK_EQ(idx[0], k);                                                                 \
+            }                                                                                        \
+            CHECK_ELEM("a wait's late write " #T, iv, k, value);                                     \
+            cur[k] = value;                                                                          \
+        }                                                                                            \
+        gshmem_barrier_all();                                                                        \
+    }
+GSHMEM_P2P_SYNC_TYPES(DEFINE_LATE_WRITES)
 
 #define DEFINE_SYNC(T, NM)                                                                           \
     static void sync_##NM(void)                                                                      \
@@ -340,8 +379,9 @@ AMO_BITWISE_TYPES(DEFINE_AMO_BITWISE)
         CHECK_EQ(idx[0], 1);                                                                         \
         CHECK_EQ(gshmem_test_all_vector(iv, NI, NULL, GSHMEM_CMP_EQ, v), 0);                         \
         g_checks += 17;                                                                              \
+        if (g_npes > 1) late_writes_##NM(iv);                                                        \
     }
-SYNC_TYPES(DEFINE_SYNC)
+GSHMEM_P2P_SYNC_TYPES(DEFINE_SYNC)
 
 /* ---- Collectives ------------------------------------------------------------------------------ */
 
@@ -350,8 +390,8 @@ SYNC_TYPES(DEFINE_SYNC)
     {                                                                                                \
         T *dst = (T *)g_dst, *src = (T *)g_src;                                                      \
         const size_t span = (size_t)g_npes * NC;                                                     \
-        begin();                                                                                 \
-            uint64_t salt = g_salt++;                                                                    \
+        begin();                                                                                     \
+        uint64_t salt = g_salt++;                                                                    \
         const int root = (int)(salt % (uint64_t)g_npes);                                             \
         /* broadcast from root */                                                                    \
         for (size_t i = 0; i < N; i++) src[i] = V(T, g_me, 0, i);                                     \
@@ -400,7 +440,7 @@ SYNC_TYPES(DEFINE_SYNC)
         CHECK_POISON(dst, sizeof(T) * G, "alltoalls " #T);                                           \
         CHECK_POISON(dst + G + 2 * span, sizeof(T) * G, "alltoalls " #T);                            \
     }
-COLL_TYPES(DEFINE_COLL)
+GSHMEM_RMA_TYPES(DEFINE_COLL)
 
 /* One reduction of NR elements: PE p contributes IN(p, i); want(i) folds them with FOLD. */
 #define REDUCE_ONE(T, OP, IN, FOLD)                                                                  \
@@ -421,7 +461,7 @@ COLL_TYPES(DEFINE_COLL)
 
 #define BIT_OF(p, i) ((unsigned)1 << (((p) + (i)) % 7))
 #define IN_AND(p, i) (~BIT_OF(p, i) & 0x7f)
-#define IN_OR(p, i) BIT_OF(p, i)
+#define IN_OR(p, i) (BIT_OF(p, i) | BIT_OF((p) + 1, i)) /* overlapping: xor would differ */
 #define IN_XOR(p, i) (((p) + 1) * ((i) + 3) & 0x7f)
 #define IN_MAX(p, i) (((p) * 5 + (i) * 3) % 11 + 1)
 #define IN_SUM(p, i) (((p) * 3 + (i)) % 7 + 1)
@@ -441,7 +481,7 @@ COLL_TYPES(DEFINE_COLL)
         REDUCE_ONE(T, or, IN_OR, F_OR);                                                              \
         REDUCE_ONE(T, xor, IN_XOR, F_XOR);                                                           \
     }
-REDUCE_BITWISE_TYPES(DEFINE_REDUCE_BITWISE)
+GSHMEM_REDUCE_BITWISE_TYPES(DEFINE_REDUCE_BITWISE)
 
 #define DEFINE_REDUCE_ARITH(T, NM)                                                                   \
     static void reduce_arith_##NM(void)                                                              \
@@ -451,42 +491,7 @@ REDUCE_BITWISE_TYPES(DEFINE_REDUCE_BITWISE)
         REDUCE_ONE(T, sum, IN_SUM, F_SUM);                                                           \
         REDUCE_ONE(T, prod, IN_PROD, F_PROD);                                                        \
     }
-REDUCE_ARITH_TYPES(DEFINE_REDUCE_ARITH)
-
-/* ---- Typedef names select their underlying type's routine ------------------------------------ */
-
-/* A put through a typedef name of T: to the right-hand PE, checked on the left's data. */
-#define PUT_TYPEDEF(T)                                                                               \
-    do {                                                                                             \
-        T *src = (T *)g_src, *dst = (T *)g_dst;                                                      \
-        uint64_t salt;                                                                               \
-        START_TO_RIGHT(T, N);                                                                        \
-        gshmem_put(dst + G, src, N, g_right);                                                        \
-        gshmem_barrier_all();                                                                        \
-        CHECK_SPAN(T, "put " #T, dst, V(T, g_left, g_me, i));                                        \
-    } while (0)
-
-static void typedef_names(void)
-{
-    PUT_TYPEDEF(int64_t);
-    PUT_TYPEDEF(uint16_t);
-    PUT_TYPEDEF(size_t);
-    PUT_TYPEDEF(int8_t);
-
-    size_t *zw = (size_t *)g_words;
-    fresh_buffers(0);
-    for (int k = 0; k < K; k++) (void)gshmem_atomic_fetch_add(&zw[0], (size_t)1 << 33, 0);
-    uint32_t *bw = (uint32_t *)g_words + 2;
-    gshmem_atomic_or(bw, (uint32_t)1 << (31 - g_me), 0);
-    gshmem_barrier_all();
-    if (g_me == 0) {
-        CHECK_EQ(zw[0], ((size_t)K * (size_t)g_npes) << 33);
-        uint32_t all = 0;
-        for (int p = 0; p < g_npes; p++) all |= (uint32_t)1 << (31 - p);
-        CHECK_EQ(*bw, all);
-        g_checks += 2;
-    }
-}
+GSHMEM_REDUCE_ARITH_TYPES(DEFINE_REDUCE_ARITH)
 
 int main(void)
 {
@@ -503,30 +508,29 @@ int main(void)
     CHECK(g_src && g_dst && g_words && g_sig, "symmetric allocation failed");
 
 #define RUN(T, NM) rma_##NM();
-    RMA_TYPES(RUN)
+    GSHMEM_RMA_TYPES(RUN)
 #undef RUN
 #define RUN(T, NM) amo_standard_##NM();
-    AMO_STANDARD_TYPES(RUN)
+    GSHMEM_AMO_STANDARD_TYPES(RUN)
 #undef RUN
 #define RUN(T, NM) amo_extended_##NM();
-    AMO_EXTENDED_TYPES(RUN)
+    GSHMEM_AMO_EXTENDED_TYPES(RUN)
 #undef RUN
 #define RUN(T, NM) amo_bitwise_##NM();
-    AMO_BITWISE_TYPES(RUN)
+    GSHMEM_AMO_BITWISE_TYPES(RUN)
 #undef RUN
 #define RUN(T, NM) sync_##NM();
-    SYNC_TYPES(RUN)
+    GSHMEM_P2P_SYNC_TYPES(RUN)
 #undef RUN
 #define RUN(T, NM) coll_##NM();
-    COLL_TYPES(RUN)
+    GSHMEM_RMA_TYPES(RUN)
 #undef RUN
 #define RUN(T, NM) reduce_bitwise_##NM();
-    REDUCE_BITWISE_TYPES(RUN)
+    GSHMEM_REDUCE_BITWISE_TYPES(RUN)
 #undef RUN
 #define RUN(T, NM) reduce_arith_##NM();
-    REDUCE_ARITH_TYPES(RUN)
+    GSHMEM_REDUCE_ARITH_TYPES(RUN)
 #undef RUN
-    typedef_names();
 
     gshmem_barrier_all();
     gshmem_free(g_sig);
