@@ -120,14 +120,18 @@ static int env_parse_long(const char *text, long min, long *out)
 }
 
 #define GSHMEMI_ENV_PARSE_BOOL(text, field, accepted) gshmemi_env_parse_bool(text, &(field))
-/* An INT whose accepted text is "a..b" must lie in that range. */
+/* An INT whose accepted text is "a..b" must lie in that range; "a..b, a power of two"
+ * also asks for a power of two. */
 static int env_parse_int(const char *text, const char *accepted, long *out)
 {
     long v, lo, hi;
     int used = 0;
     if (env_parse_long(text, 0, &v) != 0) return GSHMEMX_ERR_CONFIG;
-    if (sscanf(accepted, "%ld..%ld%n", &lo, &hi, &used) == 2 && accepted[used] == '\0' && (v < lo || v > hi))
-        return GSHMEMX_ERR_CONFIG;
+    if (sscanf(accepted, "%ld..%ld%n", &lo, &hi, &used) == 2) {
+        int pow2 = strcmp(accepted + used, ", a power of two") == 0;
+        if ((accepted[used] == '\0' || pow2) && (v < lo || v > hi)) return GSHMEMX_ERR_CONFIG;
+        if (pow2 && (v & (v - 1)) != 0) return GSHMEMX_ERR_CONFIG;
+    }
     *out = v;
     return 0;
 }

@@ -6,7 +6,8 @@
 
 /*
  * X(NAME, TYPE, field, default, accepted, help)
- *   TYPE: BOOL (0/1/yes/no/true/false/on/off), INT (decimal >= 0), PE (decimal >= -1; -1: unset),
+ *   TYPE: BOOL (0/1/yes/no/true/false/on/off), INT (decimal >= 0; accepted "a..b" bounds it, and
+ *         "a..b, a power of two" also asks for a power of two), PE (decimal >= -1; -1: unset),
  *         SIZE (bytes with K/M/G/T suffix, binary), SECONDS (decimal >= 0),
  *         STRING, ENUM (one of the '|'-separated accepted values; field is its index).
  *   The variable is GSHMEM_<NAME>. Nothing outside env.c reads the environment.
@@ -52,6 +53,9 @@
       "Reach node-local PEs through the remote transport too (tests the remote path on one machine)") \
     X(REMOTE_TRANSPORT, ENUM, remote_transport, "auto", "auto|tcp|ibv",                             \
       "Transport for PEs on other nodes (auto: ibv when an RDMA port is active on every PE, else tcp; ibv: fail rather than fall back)") \
+    X(PROXY_RING_SLOTS, INT, proxy_ring_slots, "4096", "128..1048576, a power of two",                 \
+      "Requests the ring from the GPU to the proxy thread holds (PEs the GPU cannot map; 64 bytes of "  \
+      "pinned host memory each; a put's data takes up to 64 more): a GPU thread waits when it is full") \
     X(TCP_IFNAME, STRING, tcp_ifname, "", "interface name",                                          \
       "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: every up interface, loopback last, at most 4)") \
     X(IB_HCA, STRING, ib_hca, "", "list of device[:port]; ^ excludes, = exact names",                 \

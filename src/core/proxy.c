@@ -23,9 +23,12 @@
 #include <cuda_runtime_api.h>
 #endif
 
-/* 4096 slots of 64 bytes: 256 KiB of requests, enough for every thread of a few
- * blocks to have a request in flight while the proxy works through a batch. */
-#define PROXY_SLOTS 4096u
+/* The ring has GSHMEM_PROXY_RING_SLOTS slots of 64 bytes: a power of two (tickets map to
+ * slots by a mask), and more than the longest request, 1 + GSHMEMI_PROXY_MAX_SPAN slots
+ * (a producer waits for all of its slots, which the proxy frees in ticket order). The
+ * default, 4096 slots (256 KiB), lets every thread of a few blocks have a request in
+ * flight while the proxy works through a batch. */
+_Static_assert(128 > 1 + GSHMEMI_PROXY_MAX_SPAN, "GSHMEM_PROXY_RING_SLOTS' least value holds the longest request");
 /* After the last request the thread polls for PROXY_SPIN_NS (a kernel's requests come
  * in bursts), then sleeps, doubling the sleep from PROXY_SLEEP_MIN_NS up to
  * PROXY_SLEEP_MAX_NS while nothing arrives: an idle PE then costs a few percent of a
@@ -313,29 +316,35 @@ static int proxy_find_peers(struct gshmemi_state *st, struct gshmemi_proxy *px)
     return peers;
 }
 
+static uint32_t proxy_slots(const struct gshmemi_state *st) { return (uint32_t)st->env.proxy_ring_slots; }
+
 /* Slots, completions and the tail word, in that order, in one allocation. */
-#define PROXY_RING_BYTES \
-    (PROXY_SLOTS * (sizeof(struct gshmemi_proxy_req) + sizeof(struct gshmemi_proxy_completion)) + 64)
+static size_t proxy_ring_bytes(uint32_t nslots)
+{
+    return nslots * (sizeof(struct gshmemi_proxy_req) + sizeof(struct gshmemi_proxy_completion)) + 64;
+}
 
 /* The ring laid out at mem (host or device addresses of the same bytes). */
-static struct gshmemi_proxy_ring proxy_ring_at(char *mem, struct gshmemi_proxy_counters *counters, uint64_t timeout_ns)
+static struct gshmemi_proxy_ring proxy_ring_at(char *mem, uint32_t nslots, struct gshmemi_proxy_counters *counters,
+                                               uint64_t timeout_ns)
 {
-    char *comps = mem + PROXY_SLOTS * sizeof(struct gshmemi_proxy_req);
+    char *comps = mem + nslots * sizeof(struct gshmemi_proxy_req);
     return (struct gshmemi_proxy_ring){(struct gshmemi_proxy_req *)mem, (struct gshmemi_proxy_completion *)comps,
-                                       (uint64_t *)(comps + PROXY_SLOTS * sizeof(struct gshmemi_proxy_completion)),
-                                       counters, PROXY_SLOTS, 0, timeout_ns};
+                                       (uint64_t *)(comps + nslots * sizeof(struct gshmemi_proxy_completion)),
+                                       counters, nslots, 0, timeout_ns};
 }
 
 /* Tests: the same layout in ordinary memory, counters included (CPU producers). */
 static int proxy_alloc_host(struct gshmemi_state *st, struct gshmemi_proxy *px)
 {
-    size_t bytes = PROXY_RING_BYTES + sizeof(struct gshmemi_proxy_counters);
+    const uint32_t nslots = proxy_slots(st);
+    size_t bytes = proxy_ring_bytes(nslots) + sizeof(struct gshmemi_proxy_counters);
     px->host_mode = 1;
     px->host_mem = aligned_alloc(64, bytes);
     if (!px->host_mem) return GSHMEMX_ERR_NOMEM;
     memset(px->host_mem, 0, bytes);
     char *h = px->host_mem;
-    px->ring = proxy_ring_at(h, (struct gshmemi_proxy_counters *)(h + PROXY_RING_BYTES),
+    px->ring = proxy_ring_at(h, nslots, (struct gshmemi_proxy_counters *)(h + proxy_ring_bytes(nslots)),
                              (uint64_t)(st->env.timeout * 1e9));
     px->dring = px->ring;
     return 0;
@@ -344,7 +353,8 @@ static int proxy_alloc_host(struct gshmemi_state *st, struct gshmemi_proxy *px)
 #ifdef GSHMEM_HAVE_CUDA
 static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
 {
-    size_t bytes = PROXY_RING_BYTES;
+    const uint32_t nslots = proxy_slots(st);
+    size_t bytes = proxy_ring_bytes(nslots);
     void *dhost = NULL;
     cudaError_t err = cudaSetDevice(st->device);
     if (err == cudaSuccess) err = cudaHostAlloc(&px->host_mem, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
@@ -358,8 +368,8 @@ static int proxy_alloc(struct gshmemi_state *st, struct gshmemi_proxy *px)
                       cudaGetErrorString(err));
         return GSHMEMX_ERR_CUDA;
     }
-    px->ring = proxy_ring_at(px->host_mem, NULL, 0); /* the proxy's view: no counters, no timeout */
-    px->dring = proxy_ring_at(dhost, px->dev_mem, (uint64_t)(st->env.timeout * 1e9));
+    px->ring = proxy_ring_at(px->host_mem, nslots, NULL, 0); /* the proxy's view: no counters, no timeout */
+    px->dring = proxy_ring_at(dhost, nslots, px->dev_mem, (uint64_t)(st->env.timeout * 1e9));
     return 0;
 }
 
@@ -491,7 +501,7 @@ static int proxy_create(struct gshmemi_state *st, int host_mode)
     px->started = 1;
     st->proxy = px;
     GSHMEMI_INFO(TRANSPORT, "proxy thread started: %d PE%s reached through it, %u ring slots%s", peers,
-                 peers == 1 ? "" : "s", PROXY_SLOTS, host_mode ? " (host mode, CPU producers)" : "");
+                 peers == 1 ? "" : "s", px->ring.nslots, host_mode ? " (host mode, CPU producers)" : "");
     return 0;
 }
 

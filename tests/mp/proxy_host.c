@@ -360,6 +360,11 @@ int main(void)
         gshmem_global_exit(2);
     }
     ring = gshmemi_proxy_device_ring(gshmemi_state.proxy);
+    if (ring.nslots != (uint32_t)gshmemi_state.env.proxy_ring_slots) {
+        fprintf(stderr, "PE %d: the ring has %u slots, GSHMEM_PROXY_RING_SLOTS asks for %ld\n", me, ring.nslots,
+                gshmemi_state.env.proxy_ring_slots);
+        gshmem_global_exit(1);
+    }
     gshmem_barrier_all();
     test_storm();
     test_exchange();
@@ -368,8 +373,8 @@ int main(void)
     *mine = failures;
     gshmem_int_sum_reduce(GSHMEM_TEAM_WORLD, all, mine, 1);
     if (me == 0)
-        printf("proxy_host: %d PEs, %llu tickets served on PE 0: %s\n", npes,
-               (unsigned long long)gshmemi_proxy_served(gshmemi_state.proxy), *all ? "FAILED" : "ok");
+        printf("proxy_host: %d PEs, %llu tickets served on PE 0 through a ring of %u slots: %s\n", npes,
+               (unsigned long long)gshmemi_proxy_served(gshmemi_state.proxy), ring.nslots, *all ? "FAILED" : "ok");
     int rc = failures ? 1 : 0;
     gshmem_finalize();
     return rc;

@@ -360,6 +360,25 @@ Test(env, load_rejects_bad_values_with_message)
     for (size_t i = 0; i < COUNT(bad); i++) assert_rejected(bad[i].name, bad[i].value);
 }
 
+/* INT bounded by "a..b, a power of two": the range and the power of two both hold. */
+Test(env, proxy_ring_slots_takes_powers_of_two_in_range)
+{
+    static const char *const good[] = {"128", "256", "4096", "65536", "1048576"};
+    static const char *const bad[] = {"0", "64", "100", "127", "129", "1000", "4095", "2097152", "-128", "4096x", ""};
+    for (size_t i = 0; i < COUNT(good); i++) {
+        const struct kv table[] = {{"GSHMEM_PROXY_RING_SLOTS", good[i]}};
+        struct gshmemi_env e;
+        use_table(table, 1);
+        cr_assert_eq(gshmemi_env_load(&e, table_lookup, NULL, 0), 0, "GSHMEM_PROXY_RING_SLOTS=%s refused", good[i]);
+        cr_assert_eq(e.proxy_ring_slots, strtol(good[i], NULL, 10));
+    }
+    for (size_t i = 0; i < COUNT(bad); i++) assert_rejected("GSHMEM_PROXY_RING_SLOTS", bad[i]);
+    struct gshmemi_env e;
+    use_table(NULL, 0);
+    cr_assert_eq(gshmemi_env_load(&e, table_lookup, NULL, 0), 0);
+    cr_assert_eq(e.proxy_ring_slots, 4096);
+}
+
 Test(env, load_error_names_size_and_timeout)
 {
     static const struct kv size_bad[] = {{"GSHMEM_SYMMETRIC_SIZE", "12XB"}};
