@@ -3,7 +3,8 @@
  * the other type-generic names select the typed routine (gshmem_int_put, ...) from the
  * type of the object they act on, by _Generic. C only: <gshmem.h> includes this header
  * when compiled as C11 or later, never as C++ (CUDA sources, device code), where the
- * typed names are the interface. Each name takes exactly the typed routine's arguments;
+ * typed names are the interface. Each name takes exactly the typed routine's arguments
+ * (the names below spell out those before and including the one that selects);
  * an object whose type is not in the routine's table is a compile-time error
  * ("not compatible with any association").
  *
@@ -56,115 +57,87 @@
 
 /* ---- RMA and put_signal: chosen by the type of dest (source for g) ------------------------- */
 
-#define gshmem_put(dest, source, nelems, pe) GSHMEMI_GENERIC_RMA(dest, put)(dest, source, nelems, pe)
-#define gshmem_get(dest, source, nelems, pe) GSHMEMI_GENERIC_RMA(dest, get)(dest, source, nelems, pe)
-#define gshmem_put_nbi(dest, source, nelems, pe) GSHMEMI_GENERIC_RMA(dest, put_nbi)(dest, source, nelems, pe)
-#define gshmem_get_nbi(dest, source, nelems, pe) GSHMEMI_GENERIC_RMA(dest, get_nbi)(dest, source, nelems, pe)
-#define gshmem_p(dest, value, pe) GSHMEMI_GENERIC_RMA(dest, p)(dest, value, pe)
-#define gshmem_g(source, pe) GSHMEMI_GENERIC_RMA(source, g)(source, pe)
-#define gshmem_iput(dest, source, dst, sst, nelems, pe) \
-    GSHMEMI_GENERIC_RMA(dest, iput)(dest, source, dst, sst, nelems, pe)
-#define gshmem_iget(dest, source, dst, sst, nelems, pe) \
-    GSHMEMI_GENERIC_RMA(dest, iget)(dest, source, dst, sst, nelems, pe)
-#define gshmem_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe) \
-    GSHMEMI_GENERIC_RMA(dest, put_signal)(dest, source, nelems, sig_addr, signal, sig_op, pe)
-#define gshmem_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op, pe) \
-    GSHMEMI_GENERIC_RMA(dest, put_signal_nbi)(dest, source, nelems, sig_addr, signal, sig_op, pe)
+#define gshmem_put(dest, ...) GSHMEMI_GENERIC_RMA(dest, put)(dest, __VA_ARGS__)
+#define gshmem_get(dest, ...) GSHMEMI_GENERIC_RMA(dest, get)(dest, __VA_ARGS__)
+#define gshmem_put_nbi(dest, ...) GSHMEMI_GENERIC_RMA(dest, put_nbi)(dest, __VA_ARGS__)
+#define gshmem_get_nbi(dest, ...) GSHMEMI_GENERIC_RMA(dest, get_nbi)(dest, __VA_ARGS__)
+#define gshmem_p(dest, ...) GSHMEMI_GENERIC_RMA(dest, p)(dest, __VA_ARGS__)
+#define gshmem_g(source, ...) GSHMEMI_GENERIC_RMA(source, g)(source, __VA_ARGS__)
+#define gshmem_iput(dest, ...) GSHMEMI_GENERIC_RMA(dest, iput)(dest, __VA_ARGS__)
+#define gshmem_iget(dest, ...) GSHMEMI_GENERIC_RMA(dest, iget)(dest, __VA_ARGS__)
+#define gshmem_put_signal(dest, ...) GSHMEMI_GENERIC_RMA(dest, put_signal)(dest, __VA_ARGS__)
+#define gshmem_put_signal_nbi(dest, ...) GSHMEMI_GENERIC_RMA(dest, put_signal_nbi)(dest, __VA_ARGS__)
 
 /* ---- AMOs: chosen by the type of dest (source for fetch) ------------------------------------ */
 
-#define gshmem_atomic_fetch(source, pe) GSHMEMI_GENERIC_AMO_EXTENDED(source, atomic_fetch)(source, pe)
-#define gshmem_atomic_set(dest, value, pe) GSHMEMI_GENERIC_AMO_EXTENDED(dest, atomic_set)(dest, value, pe)
-#define gshmem_atomic_swap(dest, value, pe) GSHMEMI_GENERIC_AMO_EXTENDED(dest, atomic_swap)(dest, value, pe)
-#define gshmem_atomic_fetch_nbi(fetch, source, pe) \
-    GSHMEMI_GENERIC_AMO_EXTENDED(source, atomic_fetch_nbi)(fetch, source, pe)
-#define gshmem_atomic_swap_nbi(fetch, dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_EXTENDED(dest, atomic_swap_nbi)(fetch, dest, value, pe)
+#define gshmem_atomic_fetch(source, ...) GSHMEMI_GENERIC_AMO_EXTENDED(source, atomic_fetch)(source, __VA_ARGS__)
+#define gshmem_atomic_set(dest, ...) GSHMEMI_GENERIC_AMO_EXTENDED(dest, atomic_set)(dest, __VA_ARGS__)
+#define gshmem_atomic_swap(dest, ...) GSHMEMI_GENERIC_AMO_EXTENDED(dest, atomic_swap)(dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_nbi(fetch, source, ...) \
+    GSHMEMI_GENERIC_AMO_EXTENDED(source, atomic_fetch_nbi)(fetch, source, __VA_ARGS__)
+#define gshmem_atomic_swap_nbi(fetch, dest, ...) \
+    GSHMEMI_GENERIC_AMO_EXTENDED(dest, atomic_swap_nbi)(fetch, dest, __VA_ARGS__)
 
-#define gshmem_atomic_compare_swap(dest, cond, value, pe) \
-    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_compare_swap)(dest, cond, value, pe)
-#define gshmem_atomic_fetch_inc(dest, pe) GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_inc)(dest, pe)
-#define gshmem_atomic_inc(dest, pe) GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_inc)(dest, pe)
-#define gshmem_atomic_fetch_add(dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_add)(dest, value, pe)
-#define gshmem_atomic_add(dest, value, pe) GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_add)(dest, value, pe)
-#define gshmem_atomic_compare_swap_nbi(fetch, dest, cond, value, pe) \
-    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_compare_swap_nbi)(fetch, dest, cond, value, pe)
-#define gshmem_atomic_fetch_inc_nbi(fetch, dest, pe) \
-    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_inc_nbi)(fetch, dest, pe)
-#define gshmem_atomic_fetch_add_nbi(fetch, dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_add_nbi)(fetch, dest, value, pe)
+#define gshmem_atomic_compare_swap(dest, ...) \
+    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_compare_swap)(dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_inc(dest, ...) GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_inc)(dest, __VA_ARGS__)
+#define gshmem_atomic_inc(dest, ...) GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_inc)(dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_add(dest, ...) GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_add)(dest, __VA_ARGS__)
+#define gshmem_atomic_add(dest, ...) GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_add)(dest, __VA_ARGS__)
+#define gshmem_atomic_compare_swap_nbi(fetch, dest, ...) \
+    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_compare_swap_nbi)(fetch, dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_inc_nbi(fetch, dest, ...) \
+    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_inc_nbi)(fetch, dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_add_nbi(fetch, dest, ...) \
+    GSHMEMI_GENERIC_AMO_STANDARD(dest, atomic_fetch_add_nbi)(fetch, dest, __VA_ARGS__)
 
-#define gshmem_atomic_fetch_and(dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_and)(dest, value, pe)
-#define gshmem_atomic_and(dest, value, pe) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_and)(dest, value, pe)
-#define gshmem_atomic_fetch_or(dest, value, pe) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_or)(dest, value, pe)
-#define gshmem_atomic_or(dest, value, pe) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_or)(dest, value, pe)
-#define gshmem_atomic_fetch_xor(dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_xor)(dest, value, pe)
-#define gshmem_atomic_xor(dest, value, pe) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_xor)(dest, value, pe)
-#define gshmem_atomic_fetch_and_nbi(fetch, dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_and_nbi)(fetch, dest, value, pe)
-#define gshmem_atomic_fetch_or_nbi(fetch, dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_or_nbi)(fetch, dest, value, pe)
-#define gshmem_atomic_fetch_xor_nbi(fetch, dest, value, pe) \
-    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_xor_nbi)(fetch, dest, value, pe)
+#define gshmem_atomic_fetch_and(dest, ...) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_and)(dest, __VA_ARGS__)
+#define gshmem_atomic_and(dest, ...) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_and)(dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_or(dest, ...) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_or)(dest, __VA_ARGS__)
+#define gshmem_atomic_or(dest, ...) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_or)(dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_xor(dest, ...) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_xor)(dest, __VA_ARGS__)
+#define gshmem_atomic_xor(dest, ...) GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_xor)(dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_and_nbi(fetch, dest, ...) \
+    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_and_nbi)(fetch, dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_or_nbi(fetch, dest, ...) \
+    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_or_nbi)(fetch, dest, __VA_ARGS__)
+#define gshmem_atomic_fetch_xor_nbi(fetch, dest, ...) \
+    GSHMEMI_GENERIC_AMO_BITWISE(dest, atomic_fetch_xor_nbi)(fetch, dest, __VA_ARGS__)
 
 /* ---- Point-to-point synchronization: chosen by the type of the ivars ------------------------ */
 
-#define gshmem_wait_until(ivar, cmp, cmp_value) GSHMEMI_GENERIC_SYNC(ivar, wait_until)(ivar, cmp, cmp_value)
-#define gshmem_wait_until_all(ivars, nelems, status, cmp, cmp_value) \
-    GSHMEMI_GENERIC_SYNC(ivars, wait_until_all)(ivars, nelems, status, cmp, cmp_value)
-#define gshmem_wait_until_any(ivars, nelems, status, cmp, cmp_value) \
-    GSHMEMI_GENERIC_SYNC(ivars, wait_until_any)(ivars, nelems, status, cmp, cmp_value)
-#define gshmem_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value) \
-    GSHMEMI_GENERIC_SYNC(ivars, wait_until_some)(ivars, nelems, indices, status, cmp, cmp_value)
-#define gshmem_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values) \
-    GSHMEMI_GENERIC_SYNC(ivars, wait_until_all_vector)(ivars, nelems, status, cmp, cmp_values)
-#define gshmem_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values) \
-    GSHMEMI_GENERIC_SYNC(ivars, wait_until_any_vector)(ivars, nelems, status, cmp, cmp_values)
-#define gshmem_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values) \
-    GSHMEMI_GENERIC_SYNC(ivars, wait_until_some_vector)(ivars, nelems, indices, status, cmp, cmp_values)
-#define gshmem_test(ivar, cmp, cmp_value) GSHMEMI_GENERIC_SYNC(ivar, test)(ivar, cmp, cmp_value)
-#define gshmem_test_all(ivars, nelems, status, cmp, cmp_value) \
-    GSHMEMI_GENERIC_SYNC(ivars, test_all)(ivars, nelems, status, cmp, cmp_value)
-#define gshmem_test_any(ivars, nelems, status, cmp, cmp_value) \
-    GSHMEMI_GENERIC_SYNC(ivars, test_any)(ivars, nelems, status, cmp, cmp_value)
-#define gshmem_test_some(ivars, nelems, indices, status, cmp, cmp_value) \
-    GSHMEMI_GENERIC_SYNC(ivars, test_some)(ivars, nelems, indices, status, cmp, cmp_value)
-#define gshmem_test_all_vector(ivars, nelems, status, cmp, cmp_values) \
-    GSHMEMI_GENERIC_SYNC(ivars, test_all_vector)(ivars, nelems, status, cmp, cmp_values)
-#define gshmem_test_any_vector(ivars, nelems, status, cmp, cmp_values) \
-    GSHMEMI_GENERIC_SYNC(ivars, test_any_vector)(ivars, nelems, status, cmp, cmp_values)
-#define gshmem_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values) \
-    GSHMEMI_GENERIC_SYNC(ivars, test_some_vector)(ivars, nelems, indices, status, cmp, cmp_values)
+#define gshmem_wait_until(ivar, ...) GSHMEMI_GENERIC_SYNC(ivar, wait_until)(ivar, __VA_ARGS__)
+#define gshmem_wait_until_all(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, wait_until_all)(ivars, __VA_ARGS__)
+#define gshmem_wait_until_any(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, wait_until_any)(ivars, __VA_ARGS__)
+#define gshmem_wait_until_some(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, wait_until_some)(ivars, __VA_ARGS__)
+#define gshmem_wait_until_all_vector(ivars, ...) \
+    GSHMEMI_GENERIC_SYNC(ivars, wait_until_all_vector)(ivars, __VA_ARGS__)
+#define gshmem_wait_until_any_vector(ivars, ...) \
+    GSHMEMI_GENERIC_SYNC(ivars, wait_until_any_vector)(ivars, __VA_ARGS__)
+#define gshmem_wait_until_some_vector(ivars, ...) \
+    GSHMEMI_GENERIC_SYNC(ivars, wait_until_some_vector)(ivars, __VA_ARGS__)
+#define gshmem_test(ivar, ...) GSHMEMI_GENERIC_SYNC(ivar, test)(ivar, __VA_ARGS__)
+#define gshmem_test_all(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, test_all)(ivars, __VA_ARGS__)
+#define gshmem_test_any(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, test_any)(ivars, __VA_ARGS__)
+#define gshmem_test_some(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, test_some)(ivars, __VA_ARGS__)
+#define gshmem_test_all_vector(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, test_all_vector)(ivars, __VA_ARGS__)
+#define gshmem_test_any_vector(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, test_any_vector)(ivars, __VA_ARGS__)
+#define gshmem_test_some_vector(ivars, ...) GSHMEMI_GENERIC_SYNC(ivars, test_some_vector)(ivars, __VA_ARGS__)
 
 /* ---- Collectives: chosen by the type of dest -------------------------------------------------- */
 
-#define gshmem_broadcast(team, dest, source, nelems, PE_root) \
-    GSHMEMI_GENERIC_RMA(dest, broadcast)(team, dest, source, nelems, PE_root)
-#define gshmem_collect(team, dest, source, nelems) \
-    GSHMEMI_GENERIC_RMA(dest, collect)(team, dest, source, nelems)
-#define gshmem_fcollect(team, dest, source, nelems) \
-    GSHMEMI_GENERIC_RMA(dest, fcollect)(team, dest, source, nelems)
-#define gshmem_alltoall(team, dest, source, nelems) \
-    GSHMEMI_GENERIC_RMA(dest, alltoall)(team, dest, source, nelems)
-#define gshmem_alltoalls(team, dest, source, dst, sst, nelems) \
-    GSHMEMI_GENERIC_RMA(dest, alltoalls)(team, dest, source, dst, sst, nelems)
+#define gshmem_broadcast(team, dest, ...) GSHMEMI_GENERIC_RMA(dest, broadcast)(team, dest, __VA_ARGS__)
+#define gshmem_collect(team, dest, ...) GSHMEMI_GENERIC_RMA(dest, collect)(team, dest, __VA_ARGS__)
+#define gshmem_fcollect(team, dest, ...) GSHMEMI_GENERIC_RMA(dest, fcollect)(team, dest, __VA_ARGS__)
+#define gshmem_alltoall(team, dest, ...) GSHMEMI_GENERIC_RMA(dest, alltoall)(team, dest, __VA_ARGS__)
+#define gshmem_alltoalls(team, dest, ...) GSHMEMI_GENERIC_RMA(dest, alltoalls)(team, dest, __VA_ARGS__)
 
-#define gshmem_and_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_REDUCE_BITWISE(dest, and_reduce)(team, dest, source, nreduce)
-#define gshmem_or_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_REDUCE_BITWISE(dest, or_reduce)(team, dest, source, nreduce)
-#define gshmem_xor_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_REDUCE_BITWISE(dest, xor_reduce)(team, dest, source, nreduce)
-#define gshmem_max_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_REDUCE_ARITH(dest, max_reduce)(team, dest, source, nreduce)
-#define gshmem_min_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_REDUCE_ARITH(dest, min_reduce)(team, dest, source, nreduce)
-#define gshmem_sum_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_REDUCE_ARITH(dest, sum_reduce)(team, dest, source, nreduce)
-#define gshmem_prod_reduce(team, dest, source, nreduce) \
-    GSHMEMI_GENERIC_REDUCE_ARITH(dest, prod_reduce)(team, dest, source, nreduce)
+#define gshmem_and_reduce(team, dest, ...) GSHMEMI_GENERIC_REDUCE_BITWISE(dest, and_reduce)(team, dest, __VA_ARGS__)
+#define gshmem_or_reduce(team, dest, ...) GSHMEMI_GENERIC_REDUCE_BITWISE(dest, or_reduce)(team, dest, __VA_ARGS__)
+#define gshmem_xor_reduce(team, dest, ...) GSHMEMI_GENERIC_REDUCE_BITWISE(dest, xor_reduce)(team, dest, __VA_ARGS__)
+#define gshmem_max_reduce(team, dest, ...) GSHMEMI_GENERIC_REDUCE_ARITH(dest, max_reduce)(team, dest, __VA_ARGS__)
+#define gshmem_min_reduce(team, dest, ...) GSHMEMI_GENERIC_REDUCE_ARITH(dest, min_reduce)(team, dest, __VA_ARGS__)
+#define gshmem_sum_reduce(team, dest, ...) GSHMEMI_GENERIC_REDUCE_ARITH(dest, sum_reduce)(team, dest, __VA_ARGS__)
+#define gshmem_prod_reduce(team, dest, ...) GSHMEMI_GENERIC_REDUCE_ARITH(dest, prod_reduce)(team, dest, __VA_ARGS__)
 
 #endif /* GSHMEM_GENERIC_H */
