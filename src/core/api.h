@@ -75,6 +75,8 @@ uint64_t gshmemi_stream_timeout_ns(const struct gshmemi_state *st);
 
 /* Synchronization (sync.c). */
 void gshmemi_sync_quiet(struct gshmemi_state *st, const char *fn);
+/* Sends what the transports hold back (small tcp puts); before any wait. */
+void gshmemi_sync_flush(struct gshmemi_state *st);
 void gshmemi_sync_barrier(struct gshmemi_state *st, const char *fn);
 
 /* Collectives (coll.c): their private buffers, mapped at init and unmapped at teardown. */

@@ -29,6 +29,7 @@ static inline void progress_relax(void)
 void gshmemi_progress_wait(struct gshmemi_state *st, int (*done)(void *arg), void *arg,
                            void (*describe)(void *arg, char *buf, size_t len))
 {
+    gshmemi_sync_flush(st); /* what we wait for may answer what we sent */
     if (done(arg)) return;
     double start = progress_now(), next_health = start + PROGRESS_HEALTH_EVERY_S;
     for (unsigned spins = 1;; spins++) {

@@ -91,6 +91,13 @@ static int proxy_quiet_all(struct gshmemi_proxy *px)
     return rc;
 }
 
+/* After a pass: what the transports held back for a request that might follow (a put
+ * waiting for its quiet) goes now. */
+static void proxy_flush_all(struct gshmemi_proxy *px)
+{
+    for (int i = 0; i < px->quiet_count; i++) px->quiet_list[i]->ops->flush(px->quiet_list[i]);
+}
+
 static int proxy_copy(struct gshmemi_proxy *px, void *dst, const void *src, size_t len)
 {
 #ifdef GSHMEM_HAVE_CUDA
@@ -273,7 +280,9 @@ static void *proxy_main(void *arg)
 #endif
     uint64_t last = proxy_now_ns(), sleep_ns = 0;
     while (!__atomic_load_n(&px->stop, __ATOMIC_ACQUIRE)) {
-        if (proxy_drain(px) || gshmemi_proxy_ring_release(&px->ring, &px->cons)) {
+        unsigned served = proxy_drain(px);
+        if (served) proxy_flush_all(px);
+        if (served || gshmemi_proxy_ring_release(&px->ring, &px->cons)) {
             last = proxy_now_ns();
             sleep_ns = 0;
             continue;

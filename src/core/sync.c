@@ -17,6 +17,13 @@ void gshmemi_sync_quiet(struct gshmemi_state *st, const char *fn)
     }
 }
 
+void gshmemi_sync_flush(struct gshmemi_state *st)
+{
+    for (int i = 0; i < st->transports.count; i++) st->transports.list[i]->ops->flush(st->transports.list[i]);
+    for (int i = 0; i < st->sync_transports.count; i++)
+        st->sync_transports.list[i]->ops->flush(st->sync_transports.list[i]);
+}
+
 struct barrier_wait {
     const char *fn;
     const uint64_t *flag;

@@ -146,6 +146,7 @@ size_t gshmemi_wait_poll(const struct gshmemi_wait_args *a)
 {
     struct wait_view v;
     wait_view_init(&v, a);
+    gshmemi_sync_flush(v.st); /* callers poll in a loop: what they wait for may answer what we sent */
     size_t result = wait_view_test(&v);
     free(v.mirror);
     return result;

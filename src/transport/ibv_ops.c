@@ -391,6 +391,7 @@ const struct gshmemi_transport_ops gshmemi_ibv_ops = {
     .put_signal = ibv_put_signal,
     .fence = ibv_fence,
     .quiet = ibv_quiet,
+    .flush = gshmemi_transport_flush_none,
     .ptr = gshmemi_transport_stub_ptr,
     .destroy = gshmemi_ibv_destroy,
 };

@@ -157,6 +157,7 @@ const struct gshmemi_transport_ops gshmemi_p2p_device_ops = {
     .put_signal = p2p_device_put_signal,
     .fence = p2p_device_fence,
     .quiet = p2p_device_quiet,
+    .flush = gshmemi_transport_flush_none,
     .ptr = p2p_device_ptr,
     .destroy = gshmemi_p2p_destroy,
 };
@@ -190,6 +191,7 @@ const struct gshmemi_transport_ops gshmemi_p2p_device_ops = {
     .put_signal = gshmemi_transport_stub_put_signal,
     .fence = gshmemi_transport_stub_fence,
     .quiet = gshmemi_transport_stub_quiet,
+    .flush = gshmemi_transport_flush_none,
     .ptr = gshmemi_transport_stub_ptr,
     .destroy = gshmemi_p2p_destroy,
 };

@@ -94,6 +94,7 @@ const struct gshmemi_transport_ops gshmemi_p2p_host_ops = {
     .put_signal = p2p_put_signal,
     .fence = p2p_fence,
     .quiet = p2p_quiet,
+    .flush = gshmemi_transport_flush_none,
     .ptr = p2p_ptr,
     .destroy = gshmemi_p2p_destroy,
 };

@@ -20,6 +20,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -77,8 +79,9 @@ const char *gshmemi_transport_tcp_loss(void)
 /* ---- Sending ---------------------------------------------------------------- */
 
 /* Writes iov fully; blocking writers wait for POLLOUT up to deadline. Returns 0,
- * -EAGAIN when nonblocking and nothing more fits (*done says how much went), or -errno. */
-int gshmemi_tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline)
+ * -EAGAIN when nonblocking and nothing more fits (*done says how much went), or -errno.
+ * flags: 0 or MSG_MORE. */
+static int tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline, int flags)
 {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += iov[i].iov_len;
@@ -96,7 +99,7 @@ int gshmemi_tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block
             skip = 0;
         }
         struct msghdr msg = {.msg_iov = cur, .msg_iovlen = (size_t)k};
-        ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
         if (w > 0) {
             *done += (size_t)w;
             continue;
@@ -110,6 +113,53 @@ int gshmemi_tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block
         if (poll(&p, 1, ms) < 0 && errno != EINTR) return -errno;
     }
     return 0;
+}
+
+int gshmemi_tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline)
+{
+    return tcp_writev(fd, iov, n, done, block, deadline, 0);
+}
+
+/* Under c->tx, after a frame went without MSG_MORE (which sends what was held too). */
+static void tcp_uncorked(struct tcp_net *net, struct tcp_conn *c)
+{
+    if (!atomic_load_explicit(&c->corked, memory_order_relaxed)) return;
+    atomic_store(&c->corked, 0);
+    atomic_fetch_sub(&net->ncorked, 1);
+}
+
+/* Under c->tx: sends what MSG_MORE held back. Setting TCP_NODELAY (already set) forces
+ * out pending output (tcp(7)). */
+static void tcp_push_locked(struct tcp_net *net, struct tcp_conn *c)
+{
+    if (!atomic_load_explicit(&c->corked, memory_order_relaxed)) return;
+    int one = 1;
+    if (setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
+        char why[128];
+        snprintf(why, sizeof(why), "pushing held-back puts: %s", strerror(errno));
+        gshmemi_tcp_lost(net, c, why);
+    }
+    tcp_uncorked(net, c);
+}
+
+void gshmemi_tcp_push(struct tcp_net *net)
+{
+    if (atomic_load(&net->ncorked) == 0) return;
+    for (int pe = 0; pe < net->n_pes; pe++) {
+        struct tcp_conn *c = &net->conns[pe];
+        if (!atomic_load_explicit(&c->corked, memory_order_relaxed)) continue;
+        pthread_mutex_lock(&c->tx);
+        tcp_push_locked(net, c);
+        pthread_mutex_unlock(&c->tx);
+    }
+}
+
+/* Whether f may wait in the socket for the next frame: small puts only. Everything else
+ * (requests awaiting an answer, signals, atomics, quiet) goes at once, pushing out
+ * whatever was held before it. */
+static int tcp_may_hold(const struct gshmemi_tcp_frame *f)
+{
+    return (f->type == GSHMEMI_TCP_PUT || f->type == GSHMEMI_TCP_IPUT) && f->length <= GSHMEMI_TCP_CORK_BYTES;
 }
 
 int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload)
@@ -126,7 +176,15 @@ int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp
     struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
     size_t done = 0;
     pthread_mutex_lock(&c->tx);
-    int rc = gshmemi_tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 1, gshmemi_tcp_deadline(net));
+    int hold = tcp_may_hold(f);
+    if (hold && !atomic_load_explicit(&c->corked, memory_order_relaxed)) {
+        c->corked_at = gshmemi_tcp_now();
+        atomic_store(&c->corked, 1);
+        atomic_fetch_add(&net->ncorked, 1); /* before reading sleeping: see tcp_service */
+    }
+    if (hold && atomic_load(&net->sleeping)) hold = 0; /* nobody would push it: send it now */
+    int rc = tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 1, gshmemi_tcp_deadline(net), hold ? MSG_MORE : 0);
+    if (rc == 0 && !hold) tcp_uncorked(net, c);
     pthread_mutex_unlock(&c->tx);
     if (rc == 0) {
         atomic_fetch_add_explicit(&net->frames_out, 1, memory_order_relaxed);
@@ -161,6 +219,7 @@ static int tcp_flush(struct tcp_net *net, struct tcp_conn *c)
         c->out_head = o->next;
         if (!c->out_head) c->out_tail = NULL;
         free(o);
+        tcp_uncorked(net, c);
         pthread_mutex_unlock(&c->tx);
         c->tx_held = 0;
     }
@@ -177,6 +236,7 @@ int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_t
         struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
         int rc = gshmemi_tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 0, 0);
         if (rc == 0) {
+            tcp_uncorked(net, c);
             pthread_mutex_unlock(&c->tx);
             return 0;
         }
@@ -300,6 +360,19 @@ static int tcp_service_frame(struct tcp_net *net, struct tcp_conn *c)
     }
 }
 
+/* The backstop: pushes what a connection has held for GSHMEMI_TCP_CORK_MAX_S (a put
+ * followed by no call into gshmem). Skips connections a sender is writing to. */
+static void tcp_push_held(struct tcp_net *net, double now)
+{
+    for (int pe = 0; pe < net->n_pes; pe++) {
+        struct tcp_conn *c = &net->conns[pe];
+        if (!atomic_load_explicit(&c->corked, memory_order_relaxed) || c->tx_held) continue;
+        if (pthread_mutex_trylock(&c->tx) != 0) continue;
+        if (now - c->corked_at >= GSHMEMI_TCP_CORK_MAX_S) tcp_push_locked(net, c);
+        pthread_mutex_unlock(&c->tx);
+    }
+}
+
 static void *tcp_service(void *arg)
 {
     struct tcp_net *net = arg;
@@ -322,8 +395,17 @@ static void *tcp_service(void *arg)
             conn_of[n] = pe;
             pfd[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out_head ? POLLOUT : 0))};
         }
-        int busy = gshmemi_tcp_now() - last_activity < TCP_BUSY_POLL_S;
+        double now = gshmemi_tcp_now();
+        if (atomic_load(&net->ncorked) > 0) tcp_push_held(net, now);
+        int busy = now - last_activity < TCP_BUSY_POLL_S || atomic_load(&net->ncorked) > 0;
+        if (!busy) {
+            /* Senders hold nothing back while we sleep. One that read sleeping as 0 has
+             * counted its connection in ncorked first, so we see it and stay awake. */
+            atomic_store(&net->sleeping, 1);
+            busy = atomic_load(&net->ncorked) > 0;
+        }
         int ready = poll(pfd, (nfds_t)n, busy ? 0 : 100);
+        atomic_store(&net->sleeping, 0);
         if (ready == 0 && busy) sched_yield(); /* more threads than cores: let them run */
         if (ready <= 0) continue;
         if (pfd[0].revents) {

@@ -38,6 +38,14 @@ struct gshmemi_env;
 #define GSHMEMI_TCP_RXBUF 4096
 /* Outstanding chunk requests of one get. */
 #define GSHMEMI_TCP_GET_WINDOW 8
+/* Puts (and strided puts) of at most this many bytes are sent with MSG_MORE: the kernel
+ * holds them until the connection's next frame sent without it (a quiet, a get, an
+ * atomic, a signal, an answer) or a push, so a small put and the quiet after it leave
+ * as one segment and are read with one recv. Pushed by gshmemi_tcp_push (the core calls
+ * it through the transport's flush before any wait, the proxy after each pass) and, as
+ * a backstop, by the service thread once held GSHMEMI_TCP_CORK_MAX_S. */
+#define GSHMEMI_TCP_CORK_BYTES 4096
+#define GSHMEMI_TCP_CORK_MAX_S 10e-6
 
 struct tcp_out {
     struct tcp_out *next;
@@ -54,6 +62,8 @@ struct tcp_conn {
     struct tcp_out *out_head, *out_tail; /* the service thread's queued answers */
     atomic_int dirty;     /* requests sent since the last quiet */
     atomic_int bye;       /* the peer said BYE: its close is expected */
+    atomic_int corked;    /* frames sent with MSG_MORE wait in the socket (set and cleared under tx) */
+    double corked_at;     /* when the first of them went (under tx) */
     char name[96];        /* "PE 3 at 198.18.0.11:40123" */
     /* Service thread: bytes received but not yet consumed, rxbuf[rx_at, rx_len). Small
      * reads fill it, so frames that arrive together (a put and its quiet) cost one recv. */
@@ -92,6 +102,8 @@ struct tcp_net {
     int wake[2];
     atomic_int stop;
     atomic_int failed; /* a status once any connection broke: every wait returns it */
+    atomic_int ncorked;  /* connections with corked set */
+    atomic_int sleeping; /* the service thread is (about to be) asleep in poll: nothing may be held back */
     pthread_mutex_t slot_lock;
     int free_slots[GSHMEMI_TCP_SLOTS];
     int nfree;
@@ -132,6 +144,9 @@ double gshmemi_tcp_deadline(const struct tcp_net *net);
 /* Writes a frame (header + payload) to conn; blocking, under conn->tx, honouring the
  * timeout. 0 or a status (logged, naming the peer). */
 int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload);
+/* Pushes what every connection holds back (see GSHMEMI_TCP_CORK_BYTES); cheap when
+ * nothing is. */
+void gshmemi_tcp_push(struct tcp_net *net);
 /* The service thread's send: never blocks (queues instead). */
 int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload);
 /* Reads exactly len bytes from c (service thread), honouring the timeout: from the

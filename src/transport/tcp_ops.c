@@ -4,6 +4,8 @@
  * and fetching atomics wait for their answer, quiet asks every peer written to since
  * the last quiet for an ACK. One connection per peer, applied in arrival order by the
  * peer's service thread: fence has nothing to order (puts to one PE stay in order).
+ * Small puts may wait in the socket for the next frame (GSHMEMI_TCP_CORK_BYTES); flush
+ * sends them.
  * Local buffers may be device memory (device heaps: the proxy passes device addresses);
  * they go through pinned staging, pipelined with the sends.
  */
@@ -258,6 +260,11 @@ static int tcp_quiet(struct gshmemi_transport *tp)
     return rc;
 }
 
+static void tcp_flush_held(struct gshmemi_transport *tp)
+{
+    gshmemi_tcp_push(tcp_of(tp)->net);
+}
+
 static void *tcp_ptr(struct gshmemi_transport *tp, int pe, size_t offset)
 {
     (void)tp, (void)pe, (void)offset;
@@ -280,6 +287,7 @@ const struct gshmemi_transport_ops gshmemi_tcp_ops = {
     .put_signal = tcp_put_signal,
     .fence = tcp_fence,
     .quiet = tcp_quiet,
+    .flush = tcp_flush_held,
     .ptr = tcp_ptr,
     .destroy = gshmemi_tcp_destroy,
 };

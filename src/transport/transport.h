@@ -63,6 +63,10 @@ struct gshmemi_transport_ops {
                       size_t sig_offset, uint64_t signal, int sig_op);
     int (*fence)(struct gshmemi_transport *tp, int pe);
     int (*quiet)(struct gshmemi_transport *tp);
+    /* Sends what the transport holds back to batch small puts (tcp), so it arrives
+     * without a quiet; core calls it before every wait, the proxy after each pass.
+     * Errors surface at the next operation that waits (a lost peer ends the job anyway). */
+    void (*flush)(struct gshmemi_transport *tp);
     /* Load/store address of pe's heap at offset, or NULL when not mapped here. */
     void *(*ptr)(struct gshmemi_transport *tp, int pe, size_t offset);
     void (*destroy)(struct gshmemi_transport *tp);

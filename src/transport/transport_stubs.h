@@ -20,6 +20,8 @@ int gshmemi_transport_stub_put_signal(struct gshmemi_transport *tp, int pe, size
                                       size_t len, size_t sig_offset, uint64_t signal, int sig_op);
 int gshmemi_transport_stub_fence(struct gshmemi_transport *tp, int pe);
 int gshmemi_transport_stub_quiet(struct gshmemi_transport *tp);
+/* flush for transports that hold nothing back. */
+void gshmemi_transport_flush_none(struct gshmemi_transport *tp);
 void *gshmemi_transport_stub_ptr(struct gshmemi_transport *tp, int pe, size_t offset);
 
 #endif
