@@ -343,6 +343,7 @@ void gshmem_global_exit(int status)
     struct gshmemi_state *st = &gshmemi_state;
     init_claim_ending();
     fflush(NULL);
+    gshmemi_sync_flush(st); /* puts tcp still holds leave before our sockets close */
     if (st->boot.ops) st->boot.ops->abort(&st->boot, status);
     if (st->boot.ops && st->boot.ops->linger) st->boot.ops->linger(&st->boot);
     _exit(status);

@@ -142,14 +142,29 @@ static void tcp_push_locked(struct tcp_net *net, struct tcp_conn *c)
     tcp_uncorked(net, c);
 }
 
+/* Skips connections another thread is writing to: its frame pushes ours if it goes
+ * without MSG_MORE, and the service thread's backstop does if not. */
 void gshmemi_tcp_push(struct tcp_net *net)
 {
     if (atomic_load(&net->ncorked) == 0) return;
     for (int pe = 0; pe < net->n_pes; pe++) {
         struct tcp_conn *c = &net->conns[pe];
         if (!atomic_load_explicit(&c->corked, memory_order_relaxed)) continue;
-        pthread_mutex_lock(&c->tx);
+        if (pthread_mutex_trylock(&c->tx) != 0) continue;
         tcp_push_locked(net, c);
+        pthread_mutex_unlock(&c->tx);
+    }
+}
+
+/* The backstop (service thread): pushes what a connection has held for
+ * GSHMEMI_TCP_CORK_MAX_S (a put followed by no call into gshmem). */
+static void tcp_push_held(struct tcp_net *net, double now)
+{
+    for (int pe = 0; pe < net->n_pes; pe++) {
+        struct tcp_conn *c = &net->conns[pe];
+        if (!atomic_load_explicit(&c->corked, memory_order_relaxed) || c->tx_held) continue;
+        if (pthread_mutex_trylock(&c->tx) != 0) continue;
+        if (now - c->corked_at >= GSHMEMI_TCP_CORK_MAX_S) tcp_push_locked(net, c);
         pthread_mutex_unlock(&c->tx);
     }
 }
@@ -182,7 +197,10 @@ int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp
         atomic_store(&c->corked, 1);
         atomic_fetch_add(&net->ncorked, 1); /* before reading sleeping: see tcp_service */
     }
-    if (hold && atomic_load(&net->sleeping)) hold = 0; /* nobody would push it: send it now */
+    if (hold && atomic_load(&net->sleeping)) {
+        hold = 0; /* nobody would push it: send it now, and wake the thread so the next ones may wait */
+        if (!atomic_exchange(&net->wake_asked, 1) && write(net->wake[1], "h", 1) < 0) {}
+    }
     int rc = tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 1, gshmemi_tcp_deadline(net), hold ? MSG_MORE : 0);
     if (rc == 0 && !hold) tcp_uncorked(net, c);
     pthread_mutex_unlock(&c->tx);
@@ -314,6 +332,12 @@ int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t 
             gshmemi_tcp_lost(net, c, "a frame stopped arriving half-way (GSHMEM_TIMEOUT)");
             return GSHMEMX_ERR_PEER_LOST;
         }
+        /* The rest of the frame may be held back by a peer whose service thread waits
+         * the same way for ours: keep pushing what we hold while we wait. */
+        if (atomic_load(&net->ncorked) > 0) {
+            tcp_push_held(net, gshmemi_tcp_now());
+            ms = 0;
+        }
         poll(&pf, 1, ms);
     }
     return 0;
@@ -360,19 +384,6 @@ static int tcp_service_frame(struct tcp_net *net, struct tcp_conn *c)
     }
 }
 
-/* The backstop: pushes what a connection has held for GSHMEMI_TCP_CORK_MAX_S (a put
- * followed by no call into gshmem). Skips connections a sender is writing to. */
-static void tcp_push_held(struct tcp_net *net, double now)
-{
-    for (int pe = 0; pe < net->n_pes; pe++) {
-        struct tcp_conn *c = &net->conns[pe];
-        if (!atomic_load_explicit(&c->corked, memory_order_relaxed) || c->tx_held) continue;
-        if (pthread_mutex_trylock(&c->tx) != 0) continue;
-        if (now - c->corked_at >= GSHMEMI_TCP_CORK_MAX_S) tcp_push_locked(net, c);
-        pthread_mutex_unlock(&c->tx);
-    }
-}
-
 static void *tcp_service(void *arg)
 {
     struct tcp_net *net = arg;
@@ -398,19 +409,22 @@ static void *tcp_service(void *arg)
         double now = gshmemi_tcp_now();
         if (atomic_load(&net->ncorked) > 0) tcp_push_held(net, now);
         int busy = now - last_activity < TCP_BUSY_POLL_S || atomic_load(&net->ncorked) > 0;
-        if (!busy) {
+        int dozing = !busy;
+        if (dozing) {
             /* Senders hold nothing back while we sleep. One that read sleeping as 0 has
              * counted its connection in ncorked first, so we see it and stay awake. */
+            atomic_store(&net->wake_asked, 0);
             atomic_store(&net->sleeping, 1);
             busy = atomic_load(&net->ncorked) > 0;
         }
         int ready = poll(pfd, (nfds_t)n, busy ? 0 : 100);
-        atomic_store(&net->sleeping, 0);
+        if (dozing) atomic_store(&net->sleeping, 0);
         if (ready == 0 && busy) sched_yield(); /* more threads than cores: let them run */
         if (ready <= 0) continue;
-        if (pfd[0].revents) {
+        if (pfd[0].revents) { /* a sender that found us asleep: traffic is coming */
             char sink[64];
             while (read(net->wake[0], sink, sizeof(sink)) > 0) {}
+            last_activity = gshmemi_tcp_now();
         }
         for (int i = 1; i < n; i++) {
             struct tcp_conn *c = &net->conns[conn_of[i]];
@@ -472,6 +486,7 @@ int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe)
 
 int gshmemi_tcp_slot_wait(struct tcp_net *net, int s, const char *what)
 {
+    gshmemi_tcp_push(net); /* what we wait for may depend on puts held on other connections */
     struct tcp_slot *slot = &net->slots[s];
     double start = 0;
     int rc = 0;
@@ -582,7 +597,7 @@ void gshmemi_tcp_destroy(struct gshmemi_transport *tp)
         struct iovec iov = {hdr, sizeof(hdr)};
         size_t done = 0;
         pthread_mutex_lock(&c->tx);
-        gshmemi_tcp_writev(c->fd, &iov, 1, &done, 1, gshmemi_tcp_now() + 2.0);
+        if (gshmemi_tcp_writev(c->fd, &iov, 1, &done, 1, gshmemi_tcp_now() + 2.0) == 0) tcp_uncorked(net, c);
         pthread_mutex_unlock(&c->tx);
     }
     double until = gshmemi_tcp_now() + 2.0;

@@ -41,9 +41,10 @@ struct gshmemi_env;
 /* Puts (and strided puts) of at most this many bytes are sent with MSG_MORE: the kernel
  * holds them until the connection's next frame sent without it (a quiet, a get, an
  * atomic, a signal, an answer) or a push, so a small put and the quiet after it leave
- * as one segment and are read with one recv. Pushed by gshmemi_tcp_push (the core calls
- * it through the transport's flush before any wait, the proxy after each pass) and, as
- * a backstop, by the service thread once held GSHMEMI_TCP_CORK_MAX_S. */
+ * together and are read with one recv. gshmemi_tcp_push pushes them (through the
+ * transport's flush: core's waits, the proxy after each pass, gshmem_global_exit; and
+ * before our own waits for answers), and the service thread does once they have been
+ * held GSHMEMI_TCP_CORK_MAX_S. Nothing is held while the service thread sleeps. */
 #define GSHMEMI_TCP_CORK_BYTES 4096
 #define GSHMEMI_TCP_CORK_MAX_S 10e-6
 
@@ -104,6 +105,7 @@ struct tcp_net {
     atomic_int failed; /* a status once any connection broke: every wait returns it */
     atomic_int ncorked;  /* connections with corked set */
     atomic_int sleeping; /* the service thread is (about to be) asleep in poll: nothing may be held back */
+    atomic_int wake_asked; /* a sender found it asleep and wrote to wake (once a sleep) */
     pthread_mutex_t slot_lock;
     int free_slots[GSHMEMI_TCP_SLOTS];
     int nfree;

@@ -10,15 +10,15 @@
  * service thread must push them itself within microseconds. The sender's service
  * thread is made busy (a get just before) or idle (3 ms of silence first: it sleeps
  * in poll, and nothing may be held back then). Without that push the kernel sends
- * held data only when a segment comes in from the peer (its delayed ACK, 40 ms
- * later) or on its probe timer (200 ms), and a put held while the service thread
- * sleeps would wait for one of those or for its next wake-up (up to 100 ms). So the
- * sender allows MP_ACK_MS for the acks: a bound on liveness, a hundred times the
- * 0.03-0.1 ms a delivery takes on a 2-core VM and half the shortest delay a missing
- * push causes. Each case gets ATTEMPTS tries and passes when one of them sees every
- * ack in time, so scheduling stalls on a loaded machine do not fail it; the data is
- * checked in every attempt.
- * Over p2p the same program checks plain stores.
+ * held data only when the peer acknowledges earlier data (a delayed ACK, 40 ms later)
+ * or on its probe timer (200 ms), and a put held while the service thread sleeps
+ * would wait for one of those or for its next wake-up (up to 100 ms). So the sender
+ * allows MP_ACK_MS for the acks when some peer is remote: a bound on liveness, far
+ * above the 0.03-0.4 ms a delivery takes on a 2-core VM and half the shortest delay a
+ * missing push causes. A case that misses it is tried again, up to ATTEMPTS times, and
+ * passes once every ack comes in time, so scheduling stalls on a loaded machine (they
+ * come in steps of a few ms) do not fail it; the data is checked in every attempt.
+ * Over p2p the same program checks plain stores, once a case, with no bound.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "mp_check.h"
@@ -27,7 +27,7 @@
 #include <time.h>
 
 #define MP_ACK_MS 20.0
-#define ATTEMPTS 5
+#define ATTEMPTS 8
 #define BULK 1024
 #define GUARD 64
 #define STRIDED 16 /* uint64 elements, every other one written */
@@ -40,6 +40,7 @@ struct target {
 
 static struct target *g_t; /* symmetric */
 static uint64_t *g_ack;    /* symmetric, [n_pes] */
+static int *g_again;       /* symmetric: the sender asks for another attempt */
 static int g_me, g_npes;
 
 static double now_ms(void)
@@ -54,8 +55,8 @@ static uint64_t strided_value(int src, int dst, size_t i, uint64_t token)
     return mp_mix((uint64_t)src, (uint64_t)dst, i, token) | 1; /* never the poison word */
 }
 
-/* Sender: 1 when every ack came within MP_ACK_MS. */
-static int send_round(uint64_t token, int busy)
+/* Sender: ms until every ack came in, or a little over MP_ACK_MS when they did not in time. */
+static double send_round(uint64_t token, int busy)
 {
     static unsigned char src[BULK];
     uint64_t vals[STRIDED];
@@ -82,8 +83,8 @@ static int send_round(uint64_t token, int busy)
         int all = 1;
         for (int pe = 0; pe < g_npes; pe++)
             if (pe != g_me && __atomic_load_n(&g_ack[pe], __ATOMIC_ACQUIRE) != token) all = 0;
-        if (all) return 1;
-        if (now_ms() - start > MP_ACK_MS) return 0;
+        double took = now_ms() - start;
+        if (all || took > MP_ACK_MS) return took;
         sched_yield();
     }
 }
@@ -110,35 +111,46 @@ int main(void)
     g_npes = gshmem_n_pes();
     g_t = gshmem_malloc(sizeof(*g_t));
     g_ack = gshmem_calloc((size_t)g_npes, sizeof(uint64_t));
-    CHECK(g_t && g_ack, "gshmem_malloc failed");
+    g_again = gshmem_malloc(sizeof(int));
+    CHECK(g_t && g_ack && g_again, "gshmem_malloc failed");
+    /* The bound is on the remote transport; PEs reached by loads and stores see the data
+     * at once, and there only the data is checked. */
+    int timed = 0;
+    for (int pe = 0; pe < g_npes; pe++) timed |= gshmem_ptr(g_ack, pe) == NULL;
     int checks = 0;
     for (int sender = 0; sender < g_npes; sender++) {
         for (int busy = 0; busy < 2; busy++) {
-            int in_time = 0;
-            for (int a = 0; a < ATTEMPTS; a++) {
+            double best = 1e30;
+            int a = 0;
+            do {
                 uint64_t token = 1 + (uint64_t)((sender * 2 + busy) * ATTEMPTS + a);
                 mp_poison(g_t, sizeof(*g_t));
                 gshmem_barrier_all();
                 if (g_me == sender) {
-                    in_time += send_round(token, busy);
+                    double took = send_round(token, busy);
+                    best = took < best ? took : best;
+                    int again = timed && took > MP_ACK_MS && a + 1 < ATTEMPTS;
+                    for (int pe = 0; pe < g_npes; pe++) gshmem_int_p(g_again, again, pe);
                 } else {
                     receive_round(sender, token);
                     checks++;
                 }
-                gshmem_barrier_all(); /* every ack is in before the next poison */
+                gshmem_barrier_all(); /* every ack and the verdict are in before the next poison */
                 if (g_me == sender)
                     for (int pe = 0; pe < g_npes; pe++) CHECK(pe == g_me || g_ack[pe] == token, "ack of PE %d", pe);
-            }
-            if (g_me == sender)
-                CHECK(in_time > 0,
+                a++;
+            } while (*g_again);
+            if (g_me == sender && timed)
+                CHECK(best <= MP_ACK_MS,
                       "PE %d (%s transport thread): in none of %d attempts did its puts reach every target "
-                      "within %.0f ms while it made no gshmem call",
-                      g_me, busy ? "busy" : "idle", ATTEMPTS, MP_ACK_MS);
+                      "within %.0f ms while it made no gshmem call (the best took %.1f ms)",
+                      g_me, busy ? "busy" : "idle", a, MP_ACK_MS, best);
         }
     }
     gshmem_barrier_all();
     if (g_me == 0) printf("mp_progress: %d PEs, %d deliveries checked on PE 0 with no call from their sender: ok\n",
                           g_npes, checks);
+    gshmem_free(g_again);
     gshmem_free(g_ack);
     gshmem_free(g_t);
     gshmem_finalize();
