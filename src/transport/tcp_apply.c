@@ -202,6 +202,11 @@ int gshmemi_tcp_apply(struct tcp_net *net, struct tcp_conn *c, const struct gshm
 {
     struct gshmemi_heap *h = net->heaps[f->heap];
     int device = h->kind == GSHMEMI_HEAP_KIND_DEVICE, rc = 0;
+    /* Frames become visible in arrival order (fence relies on it): what earlier frames
+     * wrote is visible before anything this one writes, on weakly ordered CPUs too (on
+     * x86 this only keeps the compiler from reordering). Atomics and signals are
+     * release or seq_cst themselves. */
+    atomic_thread_fence(memory_order_release);
     switch (f->type) {
     case GSHMEMI_TCP_PUT:
     case GSHMEMI_TCP_PUT_SIGNAL:

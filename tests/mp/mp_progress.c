@@ -1,7 +1,7 @@
 /*
  * Progress without a quiet: puts reach their target while the sender computes and
  * makes no gshmem call at all. Each PE in turn sends, to every other PE, a 1 KiB
- * putmem, a strided iput and a flag (gshmem_uint64_p), then spins on plain loads of its
+ * putmem, a strided iput, a fence and a flag (gshmem_uint64_p), then spins on plain loads of its
  * own heap until every receiver has answered with an ack put; the receivers wait for
  * the flag, check every byte (guards and strided gaps included) and send the ack.
  *
@@ -76,6 +76,7 @@ static double send_round(uint64_t token, int busy)
         for (size_t i = 0; i < STRIDED; i++) vals[i] = strided_value(g_me, pe, i, token);
         gshmem_putmem(g_t->bulk + GUARD, src, BULK, pe);
         gshmem_uint64_iput(g_t->strided + 1, vals, 2, 1, STRIDED, pe);
+        gshmem_fence(); /* the data before the flag (over tcp a no-op that pushes nothing) */
         gshmem_uint64_p(&g_t->flag, token, pe);
     }
     /* No gshmem call from here until every ack is in (or the bound has passed). */
