@@ -197,13 +197,15 @@ int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp
         atomic_store(&c->corked, 1);
         atomic_fetch_add(&net->ncorked, 1); /* before reading sleeping: see tcp_service */
     }
+    int wake = 0;
     if (hold && atomic_load(&net->sleeping)) {
         hold = 0; /* nobody would push it: send it now, and wake the thread so the next ones may wait */
-        if (!atomic_exchange(&net->wake_asked, 1) && write(net->wake[1], "h", 1) < 0) {}
+        wake = !atomic_exchange(&net->wake_asked, 1);
     }
     int rc = tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 1, gshmemi_tcp_deadline(net), hold ? MSG_MORE : 0);
     if (rc == 0 && !hold) tcp_uncorked(net, c);
     pthread_mutex_unlock(&c->tx);
+    if (wake && write(net->wake[1], "h", 1) < 0) {} /* after our frame: not on its path */
     if (rc == 0) {
         atomic_fetch_add_explicit(&net->frames_out, 1, memory_order_relaxed);
         return 0;
@@ -336,9 +338,9 @@ int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t 
          * the same way for ours: keep pushing what we hold while we wait. */
         if (atomic_load(&net->ncorked) > 0) {
             tcp_push_held(net, gshmemi_tcp_now());
-            ms = 0;
+            if (atomic_load(&net->ncorked) > 0) ms = 0; /* still held: look again soon */
         }
-        poll(&pf, 1, ms);
+        if (poll(&pf, 1, ms) == 0 && ms == 0) sched_yield(); /* and let the others run meanwhile */
     }
     return 0;
 }

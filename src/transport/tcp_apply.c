@@ -93,11 +93,36 @@ static int tcp_strided_in_heap(const struct gshmemi_heap *h, uint64_t offset, in
     return tcp_in_heap(h, low, span) && tcp_in_heap(h, low + span, elem);
 }
 
+/* One aligned word of 1, 2, 4 or 8 bytes (a p, a flag) is stored whole, so a reader
+ * waiting on it never sees half of it (its bytes may reach us in two reads). */
+static int tcp_rx_word(struct tcp_net *net, struct tcp_conn *c, void *dst, size_t len)
+{
+    union {
+        uint8_t b;
+        uint16_t h;
+        uint32_t w;
+        uint64_t d;
+    } v;
+    int rc = gshmemi_tcp_read(net, c, &v, len);
+    if (rc != 0) return rc;
+    switch (len) {
+    case 1: __atomic_store_n((uint8_t *)dst, v.b, __ATOMIC_RELEASE); break;
+    case 2: __atomic_store_n((uint16_t *)dst, v.h, __ATOMIC_RELEASE); break;
+    case 4: __atomic_store_n((uint32_t *)dst, v.w, __ATOMIC_RELEASE); break;
+    default: __atomic_store_n((uint64_t *)dst, v.d, __ATOMIC_RELEASE); break;
+    }
+    return 0;
+}
+
 /* Receives len payload bytes into heap at offset. */
 static int tcp_rx_into_heap(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_heap *h, uint64_t offset,
                             size_t len)
 {
-    if (h->kind != GSHMEMI_HEAP_KIND_DEVICE) return gshmemi_tcp_read(net, c, (char *)h->base + offset, len);
+    char *dst = (char *)h->base + offset;
+    if (h->kind != GSHMEMI_HEAP_KIND_DEVICE && (len == 1 || len == 2 || len == 4 || len == 8) &&
+        (uintptr_t)dst % len == 0)
+        return tcp_rx_word(net, c, dst, len);
+    if (h->kind != GSHMEMI_HEAP_KIND_DEVICE) return gshmemi_tcp_read(net, c, dst, len);
     struct tcp_cuda *cu;
     int rc = tcp_rx_cuda(net, &cu);
     struct tcp_rx *rx = tcp_rx(net);
