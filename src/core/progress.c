@@ -1,5 +1,6 @@
 /* The one spin-wait loop: cheap while the condition comes soon, polite when it does not. */
 #include "core/api.h"
+#include "core/relax.h"
 
 #include <gshmem/status.h>
 
@@ -11,15 +12,6 @@ static double progress_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static inline void progress_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
 }
 
 /* About 1.5 us of pause (AMD EPYC) before the first yield: shorter waits stay on the
@@ -38,7 +30,7 @@ void gshmemi_progress_wait(struct gshmemi_state *st, int (*done)(void *arg), voi
     double start = progress_now(), next_health = start + PROGRESS_HEALTH_EVERY_S;
     for (unsigned spins = 1;; spins++) {
         if (done(arg)) return;
-        if (spins < PROGRESS_SPINS_BEFORE_YIELD) progress_relax();
+        if (spins < PROGRESS_SPINS_BEFORE_YIELD) gshmemi_cpu_relax();
         else sched_yield(); /* more PEs than cores: let the writer run */
         if (spins % PROGRESS_CLOCK_EVERY) continue;
         double now = progress_now();

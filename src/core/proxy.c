@@ -3,6 +3,7 @@
 
 #include "core/cpulist.h"
 #include "core/log.h"
+#include "core/relax.h"
 #include "core/state.h"
 #include "transport/transport.h"
 
@@ -255,15 +256,6 @@ static uint64_t proxy_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline void proxy_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 static void proxy_sleep(uint64_t ns)
 {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
@@ -288,7 +280,7 @@ static void *proxy_main(void *arg)
             continue;
         }
         if (proxy_now_ns() - last < PROXY_SPIN_NS) {
-            proxy_relax();
+            gshmemi_cpu_relax();
             continue;
         }
         if (sleep_ns == 0)

@@ -15,6 +15,7 @@
 #include "core/env.h"
 #include "core/heap.h"
 #include "core/log.h"
+#include "core/relax.h"
 
 #include <gshmem/status.h>
 
@@ -33,6 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A thread waiting for an answer pauses this many polls (about 1.5 us), then yields on
+ * every poll, as core's waits do (src/core/progress.c). */
+#define TCP_SPINS_BEFORE_YIELD 64u
 /* The service thread polls without sleeping this long after the last frame. */
 #define TCP_BUSY_POLL_S 200e-6
 
@@ -494,8 +498,11 @@ int gshmemi_tcp_slot_wait(struct tcp_net *net, int s, const char *what)
     int rc = 0;
     for (unsigned spins = 0; atomic_load_explicit(&slot->state, memory_order_acquire) != TCP_SLOT_DONE; spins++) {
         if ((rc = atomic_load(&net->failed)) != 0) break;
-        if (spins < 4096) continue;
-        sched_yield();
+        if (spins < TCP_SPINS_BEFORE_YIELD) {
+            gshmemi_cpu_relax();
+            continue;
+        }
+        sched_yield(); /* our service thread, which must receive the answer, may need this core */
         if (spins % 256) continue;
         double now = gshmemi_tcp_now();
         if (start == 0) start = now;
