@@ -178,7 +178,8 @@ static void tcp_push_held(struct tcp_net *net, double now)
  * whatever was held before it. */
 static int tcp_may_hold(const struct gshmemi_tcp_frame *f)
 {
-    return (f->type == GSHMEMI_TCP_PUT || f->type == GSHMEMI_TCP_IPUT) && f->length <= GSHMEMI_TCP_CORK_BYTES;
+    return (f->type == GSHMEMI_TCP_PUT || f->type == GSHMEMI_TCP_IPUT) && f->length <= GSHMEMI_TCP_CORK_BYTES &&
+           gshmemi_transport_may_hold;
 }
 
 int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload)
