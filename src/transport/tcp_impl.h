@@ -61,7 +61,12 @@ struct tcp_conn {
     int tx_held;          /* the service thread holds tx across loop turns (partial frame) */
     int closed;           /* service thread: closed cleanly after BYE, no longer polled */
     struct tcp_out *out_head, *out_tail; /* the service thread's queued answers */
-    atomic_int dirty;     /* requests sent since the last quiet */
+    /* Quiet's bookkeeping, shared by every thread that sends on the connection (the
+     * application's, the proxy's): issued counts the frames a quiet must see applied
+     * (puts, signals, atomics without an answer awaited), bumped once the frame is
+     * written; completed is the most of them that an acknowledged QUIET covered. A quiet
+     * with completed >= issued (as it read issued) has nothing to ask this peer. */
+    atomic_ullong issued, completed;
     atomic_int bye;       /* the peer said BYE: its close is expected */
     atomic_int corked;    /* frames sent with MSG_MORE wait in the socket (set and cleared under tx) */
     double corked_at;     /* when the first of them went (under tx) */

@@ -1,9 +1,10 @@
 /*
  * tcp transport, the initiator's side: the ops table. Puts are frames written to the
  * peer's connection (locally complete when written; remotely complete at quiet), gets
- * and fetching atomics wait for their answer, quiet asks every peer written to since
- * the last quiet for an ACK. One connection per peer, applied in arrival order by the
- * peer's service thread: fence has nothing to order (puts to one PE stay in order).
+ * and fetching atomics wait for their answer, quiet asks every peer with frames that
+ * no acknowledged QUIET has covered yet for an ACK. One connection per peer, applied in
+ * arrival order by the peer's service thread: fence has nothing to order (puts to one
+ * PE stay in order).
  * Small puts may wait in the socket for the next frame (GSHMEMI_TCP_CORK_BYTES); flush
  * sends them.
  * Local buffers may be device memory (device heaps: the proxy passes device addresses);
@@ -59,7 +60,7 @@ static int tcp_put_frames(struct tcp_transport *t, int pe, size_t offset, const 
         done += n;
     } while (rc == 0 && done < len);
     if (device) pthread_mutex_unlock(&net->tx_stage_lock);
-    if (rc == 0) atomic_store(&c->dirty, 1);
+    if (rc == 0) atomic_fetch_add(&c->issued, 1);
     return rc;
 }
 
@@ -156,7 +157,7 @@ static int tcp_iput(struct gshmemi_transport *tp, int pe, size_t offset, ptrdiff
         if (rc == 0) rc = gshmemi_tcp_send(net, tcp_conn(net, pe), &f, buf);
     }
     free(buf);
-    if (rc == 0) atomic_store(&tcp_conn(net, pe)->dirty, 1);
+    if (rc == 0) atomic_fetch_add(&tcp_conn(net, pe)->issued, 1);
     return rc;
 }
 
@@ -201,7 +202,7 @@ static int tcp_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_am
     struct tcp_conn *c = tcp_conn(net, pe);
     if (!fetched) {
         int rc = gshmemi_tcp_send(net, c, &f, NULL);
-        if (rc == 0) atomic_store(&c->dirty, 1);
+        if (rc == 0) atomic_fetch_add(&c->issued, 1);
         return rc;
     }
     int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_VALUE, pe);
@@ -212,8 +213,8 @@ static int tcp_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_am
     return rc;
 }
 
-/* The request goes out now; the service thread hands the answer to done. The
- * connection is dirty until the next quiet, whose ACK comes after the VALUE. */
+/* The request goes out now; the service thread hands the answer to done. A quiet
+ * after it waits for its ACK, which comes after the VALUE. */
 static int tcp_amo_async(struct gshmemi_transport *tp, int pe, const struct gshmemi_amo *amo,
                          void (*done)(void *arg, uint64_t tag, uint64_t value), void *arg, uint64_t tag)
 {
@@ -228,8 +229,11 @@ static int tcp_amo_async(struct gshmemi_transport *tp, int pe, const struct gshm
     slot->done_tag = tag;
     atomic_store_explicit(&slot->state, TCP_SLOT_WAITING, memory_order_release); /* publishes done */
     f.tag = (uint64_t)s;
-    atomic_store(&c->dirty, 1); /* before the send: the answer may come at once */
-    return gshmemi_tcp_send(net, c, &f, NULL);
+    int rc = gshmemi_tcp_send(net, c, &f, NULL);
+    /* Counted once written, as every other: a QUIET another thread sent before this
+     * frame must not count as covering it. */
+    if (rc == 0) atomic_fetch_add(&c->issued, 1);
+    return rc;
 }
 
 static int tcp_fence(struct gshmemi_transport *tp, int pe)
@@ -238,25 +242,44 @@ static int tcp_fence(struct gshmemi_transport *tp, int pe)
     return 0;
 }
 
+struct tcp_asked {
+    int pe, slot;
+    unsigned long long covers; /* the connection's issued count when its QUIET went */
+};
+
+/* Asks every peer with frames not yet covered by an acknowledged QUIET for an ACK.
+ * Threads share the connections (the proxy's and the application's), so what one
+ * thread's quiet covers is counted, not cleared: a quiet that found a flag cleared by
+ * another thread's QUIET still in flight would return before its own puts landed. */
+
 static int tcp_quiet(struct gshmemi_transport *tp)
 {
     struct tcp_net *net = tcp_of(tp)->net;
-    int *slots = malloc(sizeof(int) * (size_t)net->n_pes), n = 0, rc = 0;
-    if (!slots) return GSHMEMX_ERR_NOMEM;
+    struct tcp_asked *asked = malloc(sizeof(*asked) * (size_t)net->n_pes);
+    if (!asked) return GSHMEMX_ERR_NOMEM;
+    int n = 0, rc = 0;
     for (int pe = 0; pe < net->n_pes && rc == 0; pe++) {
         struct tcp_conn *c = tcp_conn(net, pe);
-        if (c->fd < 0 || !atomic_exchange(&c->dirty, 0)) continue;
+        if (c->fd < 0) continue;
+        /* Every frame counted here is already written, so the QUIET below follows it. */
+        unsigned long long issued = atomic_load(&c->issued);
+        if (atomic_load(&c->completed) >= issued) continue;
         struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_QUIET, 0);
         int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_ACK, pe);
         f.tag = (uint64_t)s;
         rc = gshmemi_tcp_send(net, c, &f, NULL);
-        if (rc == 0) slots[n++] = s;
+        if (rc == 0) asked[n++] = (struct tcp_asked){pe, s, issued};
     }
     for (int i = 0; i < n; i++) {
-        int wrc = gshmemi_tcp_slot_wait(net, slots[i], "quiet");
+        int wrc = gshmemi_tcp_slot_wait(net, asked[i].slot, "quiet");
+        if (wrc == 0) {
+            atomic_ullong *completed = &tcp_conn(net, asked[i].pe)->completed;
+            unsigned long long done = atomic_load(completed);
+            while (done < asked[i].covers && !atomic_compare_exchange_weak(completed, &done, asked[i].covers)) {}
+        }
         if (rc == 0) rc = wrc;
     }
-    free(slots);
+    free(asked);
     return rc;
 }
 
