@@ -232,12 +232,6 @@ static unsigned proxy_drain(struct gshmemi_proxy *px)
         GSHMEMI_TRACE(TRANSPORT, "proxy: request %llu: %s to PE %d, %llu bytes", (unsigned long long)px->cons.head,
                       proxy_op_name(r.op), r.pe, (unsigned long long)r.len);
         uint64_t span = (uint64_t)gshmemi_proxy_req_span(&r);
-        /* Hold a small put for the frame after it only when that frame is coming: the
-         * next request is already posted (a put and its quiet in one pass). A lone one
-         * goes at once; holding it would only add the push. */
-        uint64_t next = px->cons.head + 1 + span;
-        gshmemi_transport_may_hold =
-            __atomic_load_n(&px->ring.slots[next & (px->ring.nslots - 1)].valid, __ATOMIC_ACQUIRE) == next + 1;
         int rc = proxy_serve(px, &r, &result);
         if (rc == PROXY_LATER) {
             px->cons.head++; /* completed by proxy_amo_done; a RESULT request: its slot waits for the ack */

@@ -82,15 +82,15 @@ const char *gshmemi_transport_tcp_loss(void)
 
 /* ---- Sending ---------------------------------------------------------------- */
 
-/* Writes iov fully; blocking writers wait for POLLOUT up to deadline. Returns 0,
- * -EAGAIN when nonblocking and nothing more fits (*done says how much went), or -errno.
- * flags: 0 or MSG_MORE. */
-static int tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline, int flags)
+/* Writes iov (up to 3 parts) fully; blocking writers wait for POLLOUT up to deadline.
+ * Returns 0, -EAGAIN when nonblocking and nothing more fits (*done says how much went),
+ * or -errno. */
+int gshmemi_tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline)
 {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += iov[i].iov_len;
     while (*done < total) {
-        struct iovec cur[2];
+        struct iovec cur[3];
         int k = 0;
         size_t skip = *done;
         for (int i = 0; i < n; i++) {
@@ -103,7 +103,7 @@ static int tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block,
             skip = 0;
         }
         struct msghdr msg = {.msg_iov = cur, .msg_iovlen = (size_t)k};
-        ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | flags);
+        ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w > 0) {
             *done += (size_t)w;
             continue;
@@ -119,67 +119,76 @@ static int tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block,
     return 0;
 }
 
-int gshmemi_tcp_writev(int fd, struct iovec *iov, int n, size_t *done, int block, double deadline)
-{
-    return tcp_writev(fd, iov, n, done, block, deadline, 0);
-}
-
-/* Under c->tx, after a frame went without MSG_MORE (which sends what was held too). */
+/* Under c->tx: txbuf is empty again. */
 static void tcp_uncorked(struct tcp_net *net, struct tcp_conn *c)
 {
+    c->tx_at = c->tx_len = 0;
     if (!atomic_load_explicit(&c->corked, memory_order_relaxed)) return;
     atomic_store(&c->corked, 0);
     atomic_fetch_sub(&net->ncorked, 1);
 }
 
-/* Under c->tx: sends what MSG_MORE held back. Setting TCP_NODELAY (already set) forces
- * out pending output (tcp(7)). */
-static void tcp_push_locked(struct tcp_net *net, struct tcp_conn *c)
+static int tcp_write_failed(struct tcp_net *net, struct tcp_conn *c, int rc, const char *what)
 {
-    if (!atomic_load_explicit(&c->corked, memory_order_relaxed)) return;
-    int one = 1;
-    if (setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
-        char why[128];
-        snprintf(why, sizeof(why), "pushing held-back puts: %s", strerror(errno));
-        gshmemi_tcp_lost(net, c, why);
-    }
-    tcp_uncorked(net, c);
+    char why[160];
+    snprintf(why, sizeof(why), "sending %s: %s", what,
+             rc == -ETIMEDOUT ? "no progress within GSHMEM_TIMEOUT" : strerror(-rc));
+    gshmemi_tcp_lost(net, c, why);
+    return GSHMEMX_ERR_PEER_LOST;
 }
 
-/* Skips connections another thread is writing to: its frame pushes ours if it goes
- * without MSG_MORE, and the service thread's backstop does if not. */
-void gshmemi_tcp_push(struct tcp_net *net)
+/* Under c->tx: writes what waits in txbuf; blocking, or (the service thread) as much as
+ * fits now. 0 once txbuf is empty, -EAGAIN (nonblocking: txbuf keeps the rest, which
+ * every writer finishes before it starts a frame), or GSHMEMX_ERR_PEER_LOST. */
+static int tcp_push_locked(struct tcp_net *net, struct tcp_conn *c, int block)
+{
+    if (c->tx_len == c->tx_at) return 0;
+    struct iovec iov = {c->txbuf + c->tx_at, c->tx_len - c->tx_at};
+    size_t done = 0;
+    int rc = gshmemi_tcp_writev(c->fd, &iov, 1, &done, block, block ? gshmemi_tcp_deadline(net) : 0);
+    if (rc == 0) {
+        tcp_uncorked(net, c);
+        return 0;
+    }
+    c->tx_at += done;
+    return rc == -EAGAIN ? rc : tcp_write_failed(net, c, rc, "held-back puts");
+}
+
+/* Writes what connections hold in txbuf: every connection (min_age 0; application
+ * threads, blocking) or, for the service thread's backstop, those whose oldest frame has
+ * waited min_age, as much as fits now. Skips connections another thread is writing to:
+ * its frame takes ours with it, or it only adds one and the backstop comes next. */
+static void tcp_push_waiting(struct tcp_net *net, double min_age, int service)
 {
     if (atomic_load(&net->ncorked) == 0) return;
+    double now = min_age > 0 ? gshmemi_tcp_now() : 0;
     for (int pe = 0; pe < net->n_pes; pe++) {
         struct tcp_conn *c = &net->conns[pe];
-        if (!atomic_load_explicit(&c->corked, memory_order_relaxed)) continue;
+        if (!atomic_load_explicit(&c->corked, memory_order_relaxed) || (service && c->tx_held)) continue;
         if (pthread_mutex_trylock(&c->tx) != 0) continue;
-        tcp_push_locked(net, c);
+        if (atomic_load_explicit(&c->corked, memory_order_relaxed) && (min_age <= 0 || now - c->corked_at >= min_age))
+            tcp_push_locked(net, c, !service);
         pthread_mutex_unlock(&c->tx);
     }
 }
 
-/* The backstop (service thread): pushes what a connection has held for
- * GSHMEMI_TCP_CORK_MAX_S (a put followed by no call into gshmem). */
-static void tcp_push_held(struct tcp_net *net, double now)
+void gshmemi_tcp_push(struct tcp_net *net)
 {
-    for (int pe = 0; pe < net->n_pes; pe++) {
-        struct tcp_conn *c = &net->conns[pe];
-        if (!atomic_load_explicit(&c->corked, memory_order_relaxed) || c->tx_held) continue;
-        if (pthread_mutex_trylock(&c->tx) != 0) continue;
-        if (now - c->corked_at >= GSHMEMI_TCP_CORK_MAX_S) tcp_push_locked(net, c);
-        pthread_mutex_unlock(&c->tx);
-    }
+    tcp_push_waiting(net, 0, 0);
 }
 
-/* Whether f may wait in the socket for the next frame: small puts only. Everything else
- * (requests awaiting an answer, signals, atomics, quiet) goes at once, pushing out
- * whatever was held before it. */
+/* The backstop (service thread): a put followed by no call into gshmem. */
+static void tcp_push_held(struct tcp_net *net)
+{
+    tcp_push_waiting(net, GSHMEMI_TCP_CORK_MAX_S, 1);
+}
+
+/* Whether f may wait in txbuf for the next frame: small puts only. Everything else
+ * (requests awaiting an answer, signals, atomics, quiet) goes at once, taking whatever
+ * waits in txbuf with it. */
 static int tcp_may_hold(const struct gshmemi_tcp_frame *f)
 {
-    return (f->type == GSHMEMI_TCP_PUT || f->type == GSHMEMI_TCP_IPUT) && f->length <= GSHMEMI_TCP_CORK_BYTES &&
-           gshmemi_transport_may_hold;
+    return (f->type == GSHMEMI_TCP_PUT || f->type == GSHMEMI_TCP_IPUT) && f->length <= GSHMEMI_TCP_CORK_BYTES;
 }
 
 int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp_frame *f, const void *payload)
@@ -193,33 +202,43 @@ int gshmemi_tcp_send(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_tcp
     }
     unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE];
     gshmemi_tcp_frame_encode(f, hdr);
-    struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
-    size_t done = 0;
+    const size_t need = sizeof(hdr) + f->length;
     pthread_mutex_lock(&c->tx);
-    int hold = tcp_may_hold(f);
+    int hold = tcp_may_hold(f) && c->tx_len + need <= GSHMEMI_TCP_TXBUF; /* full: this frame takes it along */
+    if (hold && !c->txbuf && !(c->txbuf = malloc(GSHMEMI_TCP_TXBUF))) hold = 0;
     if (hold && !atomic_load_explicit(&c->corked, memory_order_relaxed)) {
         c->corked_at = gshmemi_tcp_now();
         atomic_store(&c->corked, 1);
         atomic_fetch_add(&net->ncorked, 1); /* before reading sleeping: see tcp_service */
     }
-    int wake = 0;
+    int wake = 0, rc = 0;
     if (hold && atomic_load(&net->sleeping)) {
         hold = 0; /* nobody would push it: send it now, and wake the thread so the next ones may wait */
         wake = !atomic_exchange(&net->wake_asked, 1);
     }
-    int rc = tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 1, gshmemi_tcp_deadline(net), hold ? MSG_MORE : 0);
-    if (rc == 0 && !hold) tcp_uncorked(net, c);
+    if (hold) {
+        memcpy(c->txbuf + c->tx_len, hdr, sizeof(hdr));
+        if (f->length) memcpy(c->txbuf + c->tx_len + sizeof(hdr), payload, f->length);
+        c->tx_len += need;
+    } else { /* what waits, then this frame: one sendmsg */
+        struct iovec iov[3];
+        int n = 0;
+        if (c->tx_len > c->tx_at) iov[n++] = (struct iovec){c->txbuf + c->tx_at, c->tx_len - c->tx_at};
+        iov[n++] = (struct iovec){hdr, sizeof(hdr)};
+        if (f->length) iov[n++] = (struct iovec){(void *)payload, f->length};
+        size_t done = 0;
+        rc = gshmemi_tcp_writev(c->fd, iov, n, &done, 1, gshmemi_tcp_deadline(net));
+        if (rc == 0) tcp_uncorked(net, c);
+    }
     pthread_mutex_unlock(&c->tx);
     if (wake && write(net->wake[1], "h", 1) < 0) {} /* after our frame: not on its path */
     if (rc == 0) {
         atomic_fetch_add_explicit(&net->frames_out, 1, memory_order_relaxed);
         return 0;
     }
-    char why[160];
-    snprintf(why, sizeof(why), "sending %s (%u bytes): %s", gshmemi_tcp_type_name(f->type), f->length,
-             rc == -ETIMEDOUT ? "no progress within GSHMEM_TIMEOUT" : strerror(-rc));
-    gshmemi_tcp_lost(net, c, why);
-    return GSHMEMX_ERR_PEER_LOST;
+    char what[64];
+    snprintf(what, sizeof(what), "%s (%u bytes)", gshmemi_tcp_type_name(f->type), f->length);
+    return tcp_write_failed(net, c, rc, what);
 }
 
 /* Service thread: writes queued answers while they fit; keeps tx across turns while a
@@ -232,19 +251,22 @@ static int tcp_flush(struct tcp_net *net, struct tcp_conn *c)
             c->tx_held = 1;
         }
         struct tcp_out *o = c->out_head;
+        if (o->done == 0) { /* not started: what waits in txbuf goes first */
+            int prc = tcp_push_locked(net, c, 0);
+            if (prc == -EAGAIN) {
+                pthread_mutex_unlock(&c->tx);
+                c->tx_held = 0;
+                return 0;
+            }
+            if (prc != 0) return prc;
+        }
         struct iovec iov = {o->data, o->len};
         int rc = gshmemi_tcp_writev(c->fd, &iov, 1, &o->done, 0, 0);
         if (rc == -EAGAIN) return 0;
-        if (rc != 0) {
-            char why[128];
-            snprintf(why, sizeof(why), "sending an answer: %s", strerror(-rc));
-            gshmemi_tcp_lost(net, c, why);
-            return GSHMEMX_ERR_PEER_LOST;
-        }
+        if (rc != 0) return tcp_write_failed(net, c, rc, "an answer");
         c->out_head = o->next;
         if (!c->out_head) c->out_tail = NULL;
         free(o);
-        tcp_uncorked(net, c);
         pthread_mutex_unlock(&c->tx);
         c->tx_held = 0;
     }
@@ -258,22 +280,19 @@ int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_t
     size_t total = sizeof(hdr) + f->length, done = 0;
     atomic_fetch_add_explicit(&net->frames_out, 1, memory_order_relaxed);
     if (!c->out_head && !c->tx_held && pthread_mutex_trylock(&c->tx) == 0) {
-        struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
-        int rc = gshmemi_tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 0, 0);
+        int rc = tcp_push_locked(net, c, 0); /* what waits in txbuf goes first */
         if (rc == 0) {
-            tcp_uncorked(net, c);
-            pthread_mutex_unlock(&c->tx);
-            return 0;
+            struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, f->length}};
+            rc = gshmemi_tcp_writev(c->fd, iov, f->length ? 2 : 1, &done, 0, 0);
+            if (rc != 0 && rc != -EAGAIN) {
+                pthread_mutex_unlock(&c->tx);
+                return tcp_write_failed(net, c, rc, gshmemi_tcp_type_name(f->type));
+            }
+            c->tx_held = rc == -EAGAIN && done > 0; /* half a frame went: keep the stream until the rest has */
         }
-        if (rc != -EAGAIN) {
-            pthread_mutex_unlock(&c->tx);
-            char why[128];
-            snprintf(why, sizeof(why), "sending %s: %s", gshmemi_tcp_type_name(f->type), strerror(-rc));
-            gshmemi_tcp_lost(net, c, why);
-            return GSHMEMX_ERR_PEER_LOST;
-        }
-        c->tx_held = done > 0; /* half a frame went: keep the stream until the rest has */
         if (!c->tx_held) pthread_mutex_unlock(&c->tx);
+        if (rc == 0) return 0;
+        if (rc != -EAGAIN) return rc;
     }
     struct tcp_out *o = malloc(sizeof(*o) + total - done);
     if (!o) return GSHMEMX_ERR_NOMEM;
@@ -342,7 +361,7 @@ int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t 
         /* The rest of the frame may be held back by a peer whose service thread waits
          * the same way for ours: keep pushing what we hold while we wait. */
         if (atomic_load(&net->ncorked) > 0) {
-            tcp_push_held(net, gshmemi_tcp_now());
+            tcp_push_held(net);
             if (atomic_load(&net->ncorked) > 0) ms = 0; /* still held: look again soon */
         }
         if (poll(&pf, 1, ms) == 0 && ms == 0) sched_yield(); /* and let the others run meanwhile */
@@ -414,7 +433,7 @@ static void *tcp_service(void *arg)
             pfd[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out_head ? POLLOUT : 0))};
         }
         double now = gshmemi_tcp_now();
-        if (atomic_load(&net->ncorked) > 0) tcp_push_held(net, now);
+        tcp_push_held(net);
         int busy = now - last_activity < TCP_BUSY_POLL_S || atomic_load(&net->ncorked) > 0;
         int dozing = !busy;
         if (dozing) {
@@ -546,6 +565,7 @@ static void tcp_net_free(struct tcp_net *net)
         }
         if (c->fd >= 0) close(c->fd);
         pthread_mutex_destroy(&c->tx);
+        free(c->txbuf);
     }
     free(net->conns);
     if (net->wake[0] >= 0) close(net->wake[0]);
@@ -607,7 +627,7 @@ void gshmemi_tcp_destroy(struct gshmemi_transport *tp)
         struct iovec iov = {hdr, sizeof(hdr)};
         size_t done = 0;
         pthread_mutex_lock(&c->tx);
-        if (gshmemi_tcp_writev(c->fd, &iov, 1, &done, 1, gshmemi_tcp_now() + 2.0) == 0) tcp_uncorked(net, c);
+        if (tcp_push_locked(net, c, 1) == 0) gshmemi_tcp_writev(c->fd, &iov, 1, &done, 1, gshmemi_tcp_now() + 2.0);
         pthread_mutex_unlock(&c->tx);
     }
     double until = gshmemi_tcp_now() + 2.0;

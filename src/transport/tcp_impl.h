@@ -38,14 +38,16 @@ struct gshmemi_env;
 #define GSHMEMI_TCP_RXBUF 4096
 /* Outstanding chunk requests of one get. */
 #define GSHMEMI_TCP_GET_WINDOW 8
-/* Puts (and strided puts) of at most this many bytes are sent with MSG_MORE: the kernel
- * holds them until the connection's next frame sent without it (a quiet, a get, an
- * atomic, a signal, an answer) or a push, so a small put and the quiet after it leave
- * together and are read with one recv. gshmemi_tcp_push pushes them (through the
- * transport's flush: core's waits, the proxy after each pass, gshmem_global_exit; and
- * before our own waits for answers), and the service thread does once they have been
- * held GSHMEMI_TCP_CORK_MAX_S. Nothing is held while the service thread sleeps. */
+/* Puts (and strided puts) of at most this many bytes wait in the connection's send
+ * buffer (txbuf, GSHMEMI_TCP_TXBUF bytes) for the next frame that may not wait (a quiet,
+ * a get, an atomic, a signal, a bigger put), and leave with it in one sendmsg, so a small
+ * put and the quiet after it cost one system call and are read with one recv, and a
+ * stream of small puts one call per buffer. gshmemi_tcp_push writes what waits (through
+ * the transport's flush: core's waits, the proxy after each pass, gshmem_global_exit;
+ * and before our own waits for answers), and the service thread does once it has waited
+ * GSHMEMI_TCP_CORK_MAX_S. Nothing waits while the service thread sleeps. */
 #define GSHMEMI_TCP_CORK_BYTES 4096
+#define GSHMEMI_TCP_TXBUF 16384
 #define GSHMEMI_TCP_CORK_MAX_S 10e-6
 
 struct tcp_out {
@@ -68,8 +70,13 @@ struct tcp_conn {
      * with completed >= issued (as it read issued) has nothing to ask this peer. */
     atomic_ullong issued, completed;
     atomic_int bye;       /* the peer said BYE: its close is expected */
-    atomic_int corked;    /* frames sent with MSG_MORE wait in the socket (set and cleared under tx) */
-    double corked_at;     /* when the first of them went (under tx) */
+    atomic_int corked;    /* frames wait in txbuf (set and cleared under tx) */
+    double corked_at;     /* when the first of them was put there (under tx) */
+    /* Under tx: whole frames waiting to be written, txbuf[tx_at, tx_len); tx_at > 0 only
+     * after the service thread wrote part of them, and then every writer finishes them
+     * before anything else. */
+    size_t tx_at, tx_len;
+    unsigned char *txbuf; /* GSHMEMI_TCP_TXBUF bytes, allocated when first needed */
     char name[96];        /* "PE 3 at 198.18.0.11:40123" */
     /* Service thread: bytes received but not yet consumed, rxbuf[rx_at, rx_len). Small
      * reads fill it, so frames that arrive together (a put and its quiet) cost one recv. */

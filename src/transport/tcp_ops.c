@@ -5,8 +5,8 @@
  * no acknowledged QUIET has covered yet for an ACK. One connection per peer, applied in
  * arrival order by the peer's service thread: fence has nothing to order (puts to one
  * PE stay in order).
- * Small puts may wait in the socket for the next frame (GSHMEMI_TCP_CORK_BYTES); flush
- * sends them.
+ * Small puts may wait in the connection's send buffer for the next frame
+ * (GSHMEMI_TCP_CORK_BYTES); flush writes them.
  * Local buffers may be device memory (device heaps: the proxy passes device addresses);
  * they go through pinned staging, pipelined with the sends.
  */

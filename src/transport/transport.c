@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-_Thread_local int gshmemi_transport_may_hold = 1;
-
 const char *gshmemi_transports_remote_choice(const struct gshmemi_env *env, const char **why)
 {
     static char reason[448];

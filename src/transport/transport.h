@@ -77,13 +77,6 @@ struct gshmemi_transport {
     void *impl;
 };
 
-/* Whether this thread's small puts may be held back for the frame after them (tcp,
- * see flush). 1 unless the thread says otherwise: the proxy sets it per request, to
- * 1 only when the GPU has already posted the next one. */
-#ifndef __cplusplus /* C only (CUDA sources include this header for its types) */
-extern _Thread_local int gshmemi_transport_may_hold;
-#endif
-
 /* The distinct transports a heap uses (quiet and fence visit each). */
 #define GSHMEMI_MAX_TRANSPORTS 4
 struct gshmemi_transport_set {

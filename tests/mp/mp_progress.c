@@ -5,19 +5,19 @@
  * own heap until every receiver has answered with an ack put; the receivers wait for
  * the flag, check every byte (guards and strided gaps included) and send the ack.
  *
- * Over tcp small puts wait in the socket for the frame after them (MSG_MORE), so that
- * a put and its quiet leave together; with no frame after them, the transport's
- * service thread must push them itself within microseconds. The sender's service
- * thread is made busy (a get just before) or idle (3 ms of silence first: it sleeps
- * in poll, and nothing may be held back then). Without that push the kernel sends
- * held data only when the peer acknowledges earlier data (a delayed ACK, 40 ms later)
- * or on its probe timer (200 ms), and a put held while the service thread sleeps
- * would wait for one of those or for its next wake-up (up to 100 ms). So the sender
- * allows MP_ACK_MS for the acks when some peer is remote: a bound on liveness, far
- * above the 0.03-0.4 ms a delivery takes on a 2-core VM and half the shortest delay a
- * missing push causes. A case that misses it is tried again, up to ATTEMPTS times, and
- * passes once every ack comes in time, so scheduling stalls on a loaded machine (they
- * come in steps of a few ms) do not fail it; the data is checked in every attempt.
+ * Over tcp small puts wait in the connection's send buffer for the frame after them,
+ * so that a put and its quiet leave together; with no frame after them, the
+ * transport's service thread must write them itself within microseconds. The
+ * sender's service thread is made busy (a get just before) or idle (3 ms of silence
+ * first: it sleeps in poll, and nothing may be held back then). Without that write
+ * held puts would wait for the sender's next frame, which here comes only after the
+ * acks, and a put held while the service thread sleeps would wait for its next
+ * wake-up (up to 100 ms). So the sender allows MP_ACK_MS for the acks when some peer
+ * is remote: a bound on liveness, far above the 0.03-0.4 ms a delivery takes on a
+ * 2-core VM and far below the delay a missing push causes. A case that misses it is
+ * tried again, up to ATTEMPTS times, and passes once every ack comes in time, so
+ * scheduling stalls on a loaded machine (they come in steps of a few ms) do not fail
+ * it; the data is checked in every attempt.
  * Over p2p the same program checks plain stores, once a case, with no bound.
  */
 #define _POSIX_C_SOURCE 200809L
