@@ -510,7 +510,7 @@ int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe)
     }
 }
 
-int gshmemi_tcp_slot_wait(struct tcp_net *net, int s, const char *what)
+int gshmemi_tcp_slot_wait(struct tcp_net *net, int s, const char *what, uint64_t *value)
 {
     gshmemi_tcp_push(net); /* what we wait for may depend on puts held on other connections */
     struct tcp_slot *slot = &net->slots[s];
@@ -534,6 +534,7 @@ int gshmemi_tcp_slot_wait(struct tcp_net *net, int s, const char *what)
         }
     }
     if (rc != 0) return rc; /* the slot stays taken: an answer may still land in it */
+    if (value) *value = slot->value; /* before the slot is free: another thread may take it at once */
     gshmemi_tcp_slot_free(net, s);
     return 0;
 }

@@ -168,8 +168,9 @@ int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_t
  * into buf. */
 int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t len);
 int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe);
-/* Waits for a slot's answer and frees it. 0 or a status (logged). */
-int gshmemi_tcp_slot_wait(struct tcp_net *net, int slot, const char *what);
+/* Waits for a slot's answer and frees it, storing a VALUE answer's value first (value
+ * may be NULL): once free, the slot may be another thread's. 0 or a status (logged). */
+int gshmemi_tcp_slot_wait(struct tcp_net *net, int slot, const char *what, uint64_t *value);
 /* Logs a broken connection once and makes every wait fail; the job ends. */
 void gshmemi_tcp_lost(struct tcp_net *net, struct tcp_conn *c, const char *why);
 

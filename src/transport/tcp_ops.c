@@ -115,7 +115,7 @@ static int tcp_get(struct gshmemi_transport *tp, int pe, void *dst, size_t offse
             window[(head + count++) % GSHMEMI_TCP_GET_WINDOW] = s;
             done += n;
         }
-        int rc = gshmemi_tcp_slot_wait(net, window[head], "a get");
+        int rc = gshmemi_tcp_slot_wait(net, window[head], "a get", NULL);
         if (rc != 0) return rc;
         head = (head + 1) % GSHMEMI_TCP_GET_WINDOW;
         count--;
@@ -178,7 +178,7 @@ static int tcp_iget(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t d
         int s = tcp_request_data(t, pe, &f, (char *)dst + (ptrdiff_t)i * dst_stride, n * elem, dst_device,
                                  dst_stride, elem);
         if (s < 0) return -s;
-        int rc = gshmemi_tcp_slot_wait(net, s, "a strided get");
+        int rc = gshmemi_tcp_slot_wait(net, s, "a strided get", NULL);
         if (rc != 0) return rc;
     }
     return 0;
@@ -208,8 +208,7 @@ static int tcp_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_am
     int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_VALUE, pe);
     f.tag = (uint64_t)s;
     int rc = gshmemi_tcp_send(net, c, &f, NULL);
-    if (rc == 0) rc = gshmemi_tcp_slot_wait(net, s, "an atomic");
-    if (rc == 0) *fetched = net->slots[s].value;
+    if (rc == 0) rc = gshmemi_tcp_slot_wait(net, s, "an atomic", fetched);
     return rc;
 }
 
@@ -271,7 +270,7 @@ static int tcp_quiet(struct gshmemi_transport *tp)
         if (rc == 0) asked[n++] = (struct tcp_asked){pe, s, issued};
     }
     for (int i = 0; i < n; i++) {
-        int wrc = gshmemi_tcp_slot_wait(net, asked[i].slot, "quiet");
+        int wrc = gshmemi_tcp_slot_wait(net, asked[i].slot, "quiet", NULL);
         if (wrc == 0) {
             atomic_ullong *completed = &tcp_conn(net, asked[i].pe)->completed;
             unsigned long long done = atomic_load(completed);

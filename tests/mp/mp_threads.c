@@ -8,7 +8,10 @@
  * Meanwhile a second thread of the writer quiets: in each round it starts one quiet
  * after the writer's put and the writer starts its own 2 us after that, so the
  * second thread's quiet sees the put first and is still waiting for its ACK. A third
- * thread puts to the target's scratch area with a quiet after each put. Over tcp a quiet asks the
+ * thread puts to the target's scratch area with a quiet after each put, and a fourth
+ * fetch-adds a counter on the target and checks every value it gets back (a fetched
+ * value was once read after its request slot was freed, when another thread could
+ * already have taken it: TSan saw it in this test). Over tcp a quiet asks the
  * peers it has frames in flight with for an ACK; one that let another thread's QUIET
  * stand for its own (a flag cleared by the first quiet to see it) returned while the 1
  * MiB was still on its way, and the checker then read the previous round's bytes (the
@@ -37,8 +40,9 @@
 static unsigned char *g_buf;   /* symmetric: GUARD + BULK + GUARD */
 static uint64_t *g_scratch;    /* symmetric: SCRATCH words the third thread writes */
 static uint64_t *g_flag, *g_ack;
+static uint64_t *g_counter; /* symmetric: the fourth thread's fetch-adds */
 static atomic_int g_stop;
-static atomic_ulong g_quiets, g_puts;
+static atomic_ulong g_quiets, g_puts, g_fetches;
 static int g_target;
 
 static void spin_us(double us)
@@ -79,6 +83,20 @@ static void *put_loop(void *arg)
     return NULL;
 }
 
+/* Fetch-adds on the target with every fetched value checked: a fetching atomic must
+ * return its own answer while the other threads take and free request slots. */
+static void *fetch_loop(void *arg)
+{
+    (void)arg;
+    for (uint64_t k = 0; !atomic_load(&g_stop); k++) {
+        uint64_t got = gshmem_uint64_atomic_fetch_add(g_counter, 1, g_target);
+        CHECK(got == k, "fetch-add %llu of PE 0's fourth thread on PE %d returned %llu", (unsigned long long)k,
+              g_target, (unsigned long long)got);
+        atomic_fetch_add(&g_fetches, 1);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const uint64_t rounds = argc > 1 ? strtoull(argv[1], NULL, 10) : ROUNDS;
@@ -92,16 +110,18 @@ int main(int argc, char **argv)
     g_scratch = gshmem_calloc(SCRATCH, sizeof(uint64_t));
     g_flag = gshmem_calloc(1, sizeof(uint64_t));
     g_ack = gshmem_calloc(1, sizeof(uint64_t));
-    CHECK(g_buf && g_scratch && g_flag && g_ack, "PE %d: symmetric allocation failed", me);
+    g_counter = gshmem_calloc(1, sizeof(uint64_t));
+    CHECK(g_buf && g_scratch && g_flag && g_ack && g_counter, "PE %d: symmetric allocation failed", me);
     mp_poison(g_buf, GUARD + BULK + GUARD);
     unsigned char *src = malloc(BULK), *seen = malloc(GUARD + BULK + GUARD);
     CHECK(src && seen, "PE %d: malloc failed", me);
     gshmem_barrier_all();
 
-    pthread_t helpers[2];
+    pthread_t helpers[3];
     if (me == writer) {
         CHECK(pthread_create(&helpers[0], NULL, quiet_loop, NULL) == 0, "pthread_create");
         CHECK(pthread_create(&helpers[1], NULL, put_loop, NULL) == 0, "pthread_create");
+        CHECK(pthread_create(&helpers[2], NULL, fetch_loop, NULL) == 0, "pthread_create");
     }
     for (uint64_t r = 1; r <= rounds; r++) {
         if (me == writer) {
@@ -134,11 +154,13 @@ int main(int argc, char **argv)
         atomic_store(&g_stop, 1);
         pthread_join(helpers[0], NULL);
         pthread_join(helpers[1], NULL);
+        pthread_join(helpers[2], NULL);
         gshmem_uint64_atomic_set(g_flag, atomic_load(&g_puts), target); /* after the checks: its last use */
         gshmem_quiet();
     }
     gshmem_barrier_all();
     if (me == target) { /* each scratch word holds the third thread's last value for it */
+        CHECK(*g_counter >= 1, "PE %d: no fetch-add of PE 0's fourth thread arrived", me);
         uint64_t puts = *g_flag;
         for (uint64_t i = 0; i < SCRATCH; i++) {
             uint64_t want = 0;
@@ -150,8 +172,9 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         printf("mp_threads: %d PEs, %llu rounds of %u bytes checked by PE %d; the writer's other threads made %lu "
-               "quiets and %lu puts meanwhile\n",
-               npes, (unsigned long long)rounds, BULK, checker, atomic_load(&g_quiets), atomic_load(&g_puts));
+               "quiets, %lu puts and %lu fetch-adds meanwhile\n",
+               npes, (unsigned long long)rounds, BULK, checker, atomic_load(&g_quiets), atomic_load(&g_puts),
+               atomic_load(&g_fetches));
     free(src);
     free(seen);
     gshmem_finalize();
