@@ -20,12 +20,14 @@ struct gshmemi_sync_area {
     uint64_t barrier_flags[GSHMEMI_SYNC_ROUNDS]; /* dissemination barrier, one counter per round */
     struct gshmemi_team_sync_words teams[GSHMEMI_TEAMS_LIMIT];
 };
-/* After the reserved area of the sync heap: two banks of n_pes split records (team.c). */
+/* After the reserved area of the sync heap: two banks of n_pes split records, one per
+ * world PE (team.c). */
 #define GSHMEMI_SYNC_SPLIT_OFFSET GSHMEMI_HEAP_RESERVED
 struct gshmemi_split_record {
     uint64_t free_mask; /* bit i: team slot i is free on the sender */
     int64_t args[4];    /* what the sender asked for (compared across the parent) */
-    uint64_t seq;       /* the parent's split count, so a stale record is never read */
+    uint64_t seq;       /* the parent's split count and the parent: a stale record is never read */
+    int64_t parent;
 };
 
 /* A team on the host side (team.c). Slots 0-2 are the predefined teams. */

@@ -128,32 +128,48 @@ static uint64_t split_free_mask(const struct gshmemi_state *st)
 }
 
 /* Every parent member writes its record into every member's bank, then the parent
- * synchronizes: each member then holds all records and decides the same way. */
+ * synchronizes: each member then holds all records and decides the same way. A record
+ * goes to the writer's world PE's place in the bank, not its place in the parent: PEs of
+ * disjoint teams split at the same time, and one that is done may already be writing
+ * its record of the next split of a team they share (the same bank when the counts have
+ * the same parity); by parent index the two records shared a place (a split of the odd
+ * PEs read PE 0's record of the next world split, in gpu_team over tcp). The parent's
+ * closing sync (split_finish) comes after the last read, so a writer's next record in
+ * the same place waits for every reader of the last. */
+static const struct gshmemi_split_record *split_rec(const struct gshmemi_split_record *all,
+                                                   const struct gshmemi_team *parent, int i)
+{
+    return &all[gshmemi_team_world_pe(parent, i)];
+}
+
 static const struct gshmemi_split_record *split_exchange(struct gshmemi_state *st, gshmem_team_t parent_team,
                                                           const int64_t args[4], const char *fn)
 {
     struct gshmemi_team *parent = &st->teams[parent_team];
     uint64_t seq = ++parent->split_count;
-    struct gshmemi_split_record mine = {.free_mask = split_free_mask(st), .seq = seq};
+    struct gshmemi_split_record mine = {.free_mask = split_free_mask(st), .seq = seq, .parent = parent_team};
     memcpy(mine.args, args, sizeof(mine.args));
     size_t bank = GSHMEMI_SYNC_SPLIT_OFFSET + (size_t)(seq & 1) * (size_t)st->n_pes * sizeof(mine);
     for (int i = 0; i < parent->size; i++) {
         int to = gshmemi_team_world_pe(parent, i);
         struct gshmemi_transport *tp = st->sync_of_pe[to];
-        gshmemi_api_check_rc(st, fn, tp->ops->put(tp, to, bank + (size_t)parent->my_index * sizeof(mine), &mine,
+        gshmemi_api_check_rc(st, fn, tp->ops->put(tp, to, bank + (size_t)st->my_pe * sizeof(mine), &mine,
                                                   sizeof(mine)), to);
     }
     for (int i = 0; i < st->sync_transports.count; i++)
         gshmemi_api_check_rc(st, fn, st->sync_transports.list[i]->ops->quiet(st->sync_transports.list[i]), st->my_pe);
     gshmemi_team_sync_host(st, parent_team, fn);
     const struct gshmemi_split_record *all = (const void *)((const char *)st->sync_heap.base + bank);
-    for (int i = 0; i < parent->size; i++)
-        if (all[i].seq != seq) {
-            GSHMEMI_ERROR(SYNC, "%s: the split record of PE %d is from split %llu, PE %d is at split %llu of team %d",
-                          fn, gshmemi_team_world_pe(parent, i), (unsigned long long)all[i].seq, st->my_pe,
-                          (unsigned long long)seq, (int)parent_team);
+    for (int i = 0; i < parent->size; i++) {
+        const struct gshmemi_split_record *r = split_rec(all, parent, i);
+        if (r->seq != seq || r->parent != parent_team) {
+            GSHMEMI_ERROR(SYNC, "%s: the split record of PE %d is from split %llu of team %lld, PE %d is at split %llu "
+                                "of team %d",
+                          fn, gshmemi_team_world_pe(parent, i), (unsigned long long)r->seq, (long long)r->parent,
+                          st->my_pe, (unsigned long long)seq, (int)parent_team);
             return NULL;
         }
+    }
     return all;
 }
 
@@ -161,13 +177,15 @@ static const struct gshmemi_split_record *split_exchange(struct gshmemi_state *s
 static int split_check_args(struct gshmemi_state *st, const struct gshmemi_team *parent,
                             const struct gshmemi_split_record *all, const char *fn)
 {
+    const struct gshmemi_split_record *first = split_rec(all, parent, 0);
     for (int i = 1; i < parent->size; i++) {
-        if (memcmp(all[i].args, all[0].args, sizeof(all[0].args)) == 0) continue;
+        const struct gshmemi_split_record *r = split_rec(all, parent, i);
+        if (memcmp(r->args, first->args, sizeof(first->args)) == 0) continue;
         GSHMEMI_ERROR(SYNC, "%s: PE %d passed (%lld, %lld, %lld) but PE %d passed (%lld, %lld, %lld); every PE "
                             "of the parent team must pass the same arguments (seen on PE %d)",
-                      fn, gshmemi_team_world_pe(parent, 0), (long long)all[0].args[0], (long long)all[0].args[1],
-                      (long long)all[0].args[2], gshmemi_team_world_pe(parent, i), (long long)all[i].args[0],
-                      (long long)all[i].args[1], (long long)all[i].args[2], st->my_pe);
+                      fn, gshmemi_team_world_pe(parent, 0), (long long)first->args[0], (long long)first->args[1],
+                      (long long)first->args[2], gshmemi_team_world_pe(parent, i), (long long)r->args[0],
+                      (long long)r->args[1], (long long)r->args[2], st->my_pe);
         return GSHMEMX_ERR_MISMATCH;
     }
     return 0;
@@ -178,7 +196,7 @@ static int split_pick_slots(struct gshmemi_state *st, const struct gshmemi_team 
                             const struct gshmemi_split_record *all, int count, int *slots, const char *fn)
 {
     uint64_t mask = ~(uint64_t)0;
-    for (int i = 0; i < parent->size; i++) mask &= all[i].free_mask;
+    for (int i = 0; i < parent->size; i++) mask &= split_rec(all, parent, i)->free_mask;
     for (int k = 0; k < count; k++) {
         if (mask == 0) {
             GSHMEMI_ERROR(SYNC, "%s: no free team slot on PE %d: GSHMEM_MAX_TEAMS=%ld teams exist on some PE of "

@@ -2,8 +2,9 @@
  * Teams: the predefined teams, queries and translate_pe (members, non-members, invalid
  * handles), split_strided shapes (offset, strides 2 and 3, a team of one, the whole
  * parent, a split of a split), split_2d grids, get_config, team barriers interleaved
- * over overlapping teams, slot reuse across many create/destroy cycles, running out of
- * slots, and invalid arguments that must leave the PE usable.
+ * over overlapping teams, disjoint teams splitting at once with a WORLD split right
+ * after, slot reuse across many create/destroy cycles, running out of slots, and
+ * invalid arguments that must leave the PE usable.
  *
  * Barriers are checked with counters: every member adds 1 to every member's counter of
  * the team's slot before barrier k, so after it a member's counter lies between
@@ -11,9 +12,11 @@
  * Needs GSHMEM_MAX_TEAMS >= 8 (five teams live at once); reads it to know when the table
  * is full (unset: the library's default, 32).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "mp_check.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #define MAX_SLOTS 64 /* GSHMEMI_TEAMS_LIMIT: handles are slots below it */
 
@@ -265,6 +268,36 @@ static void interleaved_barriers(void)
     for (int k = 4; k >= 0; k--) drop(&t[k]);
 }
 
+/* The evens and the odds each split their own team at the same time, and the next split
+ * of WORLD follows at once: the evens, done first, write their records of it while the
+ * odds still read theirs (the odds' last PE starts 2 ms late, so the others wait for it
+ * in their split). Split records once sat at the writer's index in its parent, so PE 0's
+ * record of the WORLD split took the place of the odds' first PE and the odds read it as
+ * theirs. Twice, so that both banks of records meet. */
+static void disjoint_splits(void)
+{
+    for (int rep = 0; rep < 2; rep++) {
+        struct team half[2], sub, after;
+        half[0] = split(&g_world, 0, 2, (g_npes + 1) / 2, "evens");
+        half[1] = split(&g_world, 1 % g_npes, 2, g_npes / 2 > 0 ? g_npes / 2 : 1, "odds");
+        struct team *mine = &half[g_me % 2 && g_npes > 1 ? 1 : 0];
+        int last_odd = g_npes % 2 ? g_npes - 2 : g_npes - 1;
+        if (g_me == last_odd && g_npes >= 4) {
+            struct timespec late = {0, 2000000};
+            nanosleep(&late, NULL);
+        }
+        /* Each PE splits its own half only: the other half's PEs make theirs meanwhile. */
+        sub = split(mine, mine->size > 1 ? 1 : 0, 1, mine->size > 1 ? mine->size - 1 : 1, "a half but its first");
+        after = split(&g_world, 0, 1, g_npes, "WORLD right after the halves");
+        counted_barrier(&after, rep, "WORLD right after the halves");
+        counted_barrier(&sub, 0, "a half but its first");
+        drop(&after);
+        drop(&sub);
+        drop(&half[1]);
+        drop(&half[0]);
+    }
+}
+
 /* Many more creations than slots, a few long-lived teams around them. */
 static void churn(void)
 {
@@ -364,6 +397,7 @@ int main(void)
     split_2d_shapes();
     config_round_trip();
     interleaved_barriers();
+    disjoint_splits();
     churn();
     exhaustion();
     invalid_arguments();
