@@ -66,7 +66,8 @@ struct tcp_conn {
     /* Quiet's bookkeeping, shared by every thread that sends on the connection (the
      * application's, the proxy's): issued counts the frames a quiet must see applied
      * (puts, signals, atomics without an answer awaited), bumped once the frame is
-     * written; completed is the most of them that an acknowledged QUIET covered. A quiet
+     * written or waits in txbuf (which any later frame, a QUIET too, writes first);
+     * completed is the most of them that an acknowledged QUIET covered. A quiet
      * with completed >= issued (as it read issued) has nothing to ask this peer. */
     atomic_ullong issued, completed;
     atomic_int bye;       /* the peer said BYE: its close is expected */

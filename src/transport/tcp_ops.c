@@ -260,7 +260,7 @@ static int tcp_quiet(struct gshmemi_transport *tp)
     for (int pe = 0; pe < net->n_pes && rc == 0; pe++) {
         struct tcp_conn *c = tcp_conn(net, pe);
         if (c->fd < 0) continue;
-        /* Every frame counted here is already written, so the QUIET below follows it. */
+        /* Every frame counted here is written or waits in txbuf: the QUIET below follows it. */
         unsigned long long issued = atomic_load(&c->issued);
         if (atomic_load(&c->completed) >= issued) continue;
         struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_QUIET, 0);
