@@ -231,8 +231,8 @@ static unsigned proxy_drain(struct gshmemi_proxy *px)
         uint64_t result = 0;
         GSHMEMI_TRACE(TRANSPORT, "proxy: request %llu: %s to PE %d, %llu bytes", (unsigned long long)px->cons.head,
                       proxy_op_name(r.op), r.pe, (unsigned long long)r.len);
-        uint64_t span = (uint64_t)gshmemi_proxy_req_span(&r);
         int rc = proxy_serve(px, &r, &result);
+        uint64_t span = (uint64_t)gshmemi_proxy_req_span(&r);
         if (rc == PROXY_LATER) {
             px->cons.head++; /* completed by proxy_amo_done; a RESULT request: its slot waits for the ack */
         } else {
