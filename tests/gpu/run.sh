@@ -12,6 +12,8 @@
 #   GSHMEM_GPU_TEST_TIMEOUT  seconds per run (default 120, 900 with --sanitize)
 #   GSHMEM_GPU_TEST_DISABLE_P2P  1: every test with GSHMEM_DISABLE_P2P=1 (all peers through proxy + tcp)
 #   GSHMEM_GPU_TEST_NPES     PE counts on one GPU (default "2 4")
+#   GSHMEM_GPU_TEST_REPEAT   runs of the whole list, one after another (default 1; more
+#                            to catch an intermittent failure: each failed run's log is kept)
 #   GSHMEM_GPU_LOG_DIR       where each run's full output goes (default $OUT/gpu-test-logs
 #                            when OUT is set, else BUILD_DIR/gpu-test-logs)
 set -uo pipefail
@@ -81,6 +83,7 @@ t_all=$SECONDS
 run_one() {
   local label=$1 npes=$2
   shift 2
+  [ "${repeat:-1}" -gt 1 ] && label="$label round $round"
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
@@ -96,8 +99,21 @@ run_one() {
     failed+=("$label")
     local why="exit $rc"
     [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${limit} s"
-    printf 'FAIL  %-44s %4d s  (%s; log %s)\n' "$label" $((SECONDS - start)) "$why" "$log"
+    # Kept under a name of its own: a later run of the same test (a loop over the suite,
+    # as for an intermittent failure) would overwrite $log.
+    local kept="$logs/$tag.failed-$(date -u +%Y%m%dT%H%M%S)-$fail.log"
+    cp "$log" "$kept" 2>/dev/null || kept=$log
+    printf 'FAIL  %-44s %4d s  (%s; log %s)\n' "$label" $((SECONDS - start)) "$why" "$kept"
+    # The failing PE's own lines first: the other PEs' exit messages can push them out
+    # of the tail.
+    grep -a -E 'FAIL PE|expected|timed out|gshmem: PE [0-9]+: .*(error|fail|refus)' "$log" | head -n 30 |
+      sed 's/^/    ! /'
     tail -n 40 "$log" | sed 's/^/      /'
+    # A PE killed mid-kernel leaves the MPS server handling a fatal error for a while,
+    # and the next test's init would then fail with "device busy": a fresh server.
+    echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+    sleep 2
+    nvidia-cuda-mps-control -d || { echo "run.sh: cannot restart MPS" >&2; exit 1; }
   fi
 }
 
@@ -109,6 +125,10 @@ if [ "$sanitize" -eq 1 ]; then
     done
   done
 else
+  repeat=${GSHMEM_GPU_TEST_REPEAT:-1}
+  case $repeat in '' | *[!0-9]* | 0) echo "run.sh: GSHMEM_GPU_TEST_REPEAT=$repeat is not a positive count" >&2; exit 1 ;; esac
+  for ((round = 1; round <= repeat; round++)); do
+  [ "$repeat" -gt 1 ] && echo "round $round of $repeat"
   for t in "${tests[@]}"; do
     # The collective tests keep up to 8 MiB per peer (about 100 MiB) in the heap.
     heap=GSHMEM_SYMMETRIC_SIZE=${GSHMEM_SYMMETRIC_SIZE:-256M}
@@ -126,6 +146,7 @@ else
       run_one "$t n=$((2 * gpus)) two-per-gpu" "$((2 * gpus))" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 "$heap" "$path" \
         -- "$build/bin/gpu/$t"
     fi
+  done
   done
 fi
 echo "gpu tests$([ "$sanitize" -eq 1 ] && echo ' (compute-sanitizer)'): $pass passed, $fail failed" \
