@@ -255,4 +255,12 @@ static inline void mp_team_of_members(const unsigned char *member, int n_pes, in
     *start = first, *stride = step, *size = count;
 }
 
+/* gshmem_init_thread(GSHMEM_THREAD_MULTIPLE) for the threaded tests, which need that level. */
+static inline void mp_init_thread_multiple(void)
+{
+    int provided = -1;
+    CHECK(gshmem_init_thread(GSHMEM_THREAD_MULTIPLE, &provided) == 0, "gshmem_init_thread failed");
+    CHECK_EQ(provided, GSHMEM_THREAD_MULTIPLE);
+}
+
 #endif /* MP_CHECK_H */

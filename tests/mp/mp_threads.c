@@ -100,9 +100,7 @@ static void *fetch_loop(void *arg)
 int main(int argc, char **argv)
 {
     const uint64_t rounds = argc > 1 ? strtoull(argv[1], NULL, 10) : ROUNDS;
-    int provided = -1;
-    CHECK(gshmem_init_thread(GSHMEM_THREAD_MULTIPLE, &provided) == 0, "gshmem_init_thread failed");
-    CHECK_EQ(provided, GSHMEM_THREAD_MULTIPLE);
+    mp_init_thread_multiple();
     int me = gshmem_my_pe(), npes = gshmem_n_pes();
     const int writer = 0, target = 1, checker = npes >= 3 ? 2 : 1;
     g_target = target;
