@@ -241,6 +241,8 @@ static int tcp_fence(struct gshmemi_transport *tp, int pe)
     return 0;
 }
 
+#define TCP_QUIET_STACK_PES 64
+
 struct tcp_asked {
     int pe, slot;
     unsigned long long covers; /* the connection's issued count when its QUIET went */
@@ -250,11 +252,12 @@ struct tcp_asked {
  * Threads share the connections (the proxy's and the application's), so what one
  * thread's quiet covers is counted, not cleared: a quiet that found a flag cleared by
  * another thread's QUIET still in flight would return before its own puts landed. */
-
 static int tcp_quiet(struct gshmemi_transport *tp)
 {
     struct tcp_net *net = tcp_of(tp)->net;
-    struct tcp_asked *asked = malloc(sizeof(*asked) * (size_t)net->n_pes);
+    /* On the stack up to TCP_QUIET_STACK_PES PEs: a quiet is on every put's path. */
+    struct tcp_asked stack[TCP_QUIET_STACK_PES];
+    struct tcp_asked *asked = net->n_pes <= TCP_QUIET_STACK_PES ? stack : malloc(sizeof(*asked) * (size_t)net->n_pes);
     if (!asked) return GSHMEMX_ERR_NOMEM;
     int n = 0, rc = 0;
     for (int pe = 0; pe < net->n_pes && rc == 0; pe++) {
@@ -278,7 +281,7 @@ static int tcp_quiet(struct gshmemi_transport *tp)
         }
         if (rc == 0) rc = wrc;
     }
-    free(asked);
+    if (asked != stack) free(asked);
     return rc;
 }
 
