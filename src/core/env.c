@@ -138,7 +138,22 @@ static int env_parse_int(const char *text, const char *accepted, long *out)
 
 #define GSHMEMI_ENV_PARSE_INT(text, field, accepted) env_parse_int(text, accepted, &(field))
 #define GSHMEMI_ENV_PARSE_PE(text, field, accepted) env_parse_long(text, -1, &(field))
-#define GSHMEMI_ENV_PARSE_SIZE(text, field, accepted) gshmemi_env_parse_size(text, &(field))
+/* A SIZE whose accepted text starts "bytes up to N," must not exceed N (a size itself). */
+static int env_parse_size(const char *text, const char *accepted, size_t *out)
+{
+    static const char prefix[] = "bytes up to ";
+    size_t v, most;
+    char limit[32];
+    if (gshmemi_env_parse_size(text, &v) != 0) return GSHMEMX_ERR_CONFIG;
+    if (strncmp(accepted, prefix, sizeof(prefix) - 1) == 0 &&
+        sscanf(accepted + sizeof(prefix) - 1, "%31[^,]", limit) == 1 && gshmemi_env_parse_size(limit, &most) == 0 &&
+        v > most)
+        return GSHMEMX_ERR_CONFIG;
+    *out = v;
+    return 0;
+}
+
+#define GSHMEMI_ENV_PARSE_SIZE(text, field, accepted) env_parse_size(text, accepted, &(field))
 #define GSHMEMI_ENV_PARSE_SECONDS(text, field, accepted) gshmemi_env_parse_seconds(text, &(field))
 #define GSHMEMI_ENV_PARSE_STRING(text, field, accepted) ((field) = (text), 0)
 #define GSHMEMI_ENV_PARSE_ENUM(text, field, accepted) gshmemi_env_parse_enum(text, accepted, &(field))

@@ -58,6 +58,9 @@
       "pinned host memory each; a put's data takes up to 64 more): a GPU thread waits when it is full") \
     X(TCP_IFNAME, STRING, tcp_ifname, "", "interface name",                                          \
       "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: every up interface, loopback last, at most 4)") \
+    X(TCP_SOCKBUF, SIZE, tcp_sockbuf, "0", "bytes up to 1G, K/M/G suffixes; 0: the kernel's",         \
+      "Send and receive buffer (SO_SNDBUF, SO_RCVBUF) of each tcp connection between PEs, as Open MPI's " \
+      "btl_tcp_sndbuf/rcvbuf (0: left to the kernel, which grows them up to net.ipv4.tcp_wmem/rmem)") \
     X(IB_HCA, STRING, ib_hca, "", "list of device[:port]; ^ excludes, = exact names",                 \
       "RDMA devices and ports ibv may use, as NCCL_IB_HCA (default: every active port, the one nearest the GPU first)") \
     X(IB_GID_INDEX, PE, ib_gid_index, "-1", "GID table index, -1: automatic",                         \

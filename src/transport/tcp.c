@@ -250,7 +250,7 @@ static int tcp_flush(struct tcp_net *net, struct tcp_conn *c)
             c->tx_held = 1;
         }
         struct tcp_out *o = c->out_head;
-        if (o->done == 0) { /* not started: what waits in txbuf goes first */
+        if (o->done == 0 && !o->started) { /* not started: what waits in txbuf goes first */
             int prc = tcp_push_locked(net, c, 0);
             if (prc == -EAGAIN) {
                 pthread_mutex_unlock(&c->tx);
@@ -261,7 +261,13 @@ static int tcp_flush(struct tcp_net *net, struct tcp_conn *c)
         }
         struct iovec iov = {o->data, o->len};
         int rc = gshmemi_tcp_writev(c->fd, &iov, 1, &o->done, 0, 0);
-        if (rc == -EAGAIN) return 0;
+        if (rc == -EAGAIN) {
+            if (o->done == 0 && !o->started) { /* nothing of it went: others may write meanwhile */
+                pthread_mutex_unlock(&c->tx);
+                c->tx_held = 0;
+            }
+            return 0;
+        }
         if (rc != 0) return tcp_write_failed(net, c, rc, "an answer");
         c->out_head = o->next;
         if (!c->out_head) c->out_tail = NULL;
@@ -298,6 +304,7 @@ int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_t
     o->next = NULL;
     o->len = total - done;
     o->done = 0;
+    o->started = done > 0;
     size_t from_hdr = done < sizeof(hdr) ? sizeof(hdr) - done : 0;
     memcpy(o->data, hdr + (sizeof(hdr) - from_hdr), from_hdr);
     size_t pay_done = done > sizeof(hdr) ? done - sizeof(hdr) : 0;
@@ -306,6 +313,25 @@ int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_t
     else c->out_head = o;
     c->out_tail = o;
     return 0;
+}
+
+/* Service thread, while a frame is half read: writes the answers queued for every peer.
+ * The rest of our frame may come from a peer whose service thread is itself half-way
+ * through reading one of those answers (two PEs getting from each other, or a ring of
+ * them, with more in flight than the socket buffers hold): without this both waited
+ * until GSHMEM_TIMEOUT. Fills pfd (when given) with a POLLOUT entry for each connection
+ * whose answers still wait; returns how many, or -status. */
+static int tcp_flush_all(struct tcp_net *net, struct pollfd *pfd)
+{
+    int n = 0;
+    for (int pe = 0; pe < net->n_pes; pe++) {
+        struct tcp_conn *c = &net->conns[pe];
+        if (c->fd < 0 || c->closed || !c->out_head) continue;
+        int rc = tcp_flush(net, c);
+        if (rc != 0) return -rc;
+        if (c->out_head && pfd) pfd[n++] = (struct pollfd){.fd = c->fd, .events = POLLOUT};
+    }
+    return n;
 }
 
 /* ---- Receiving (service thread) ------------------------------------------------ */
@@ -351,19 +377,23 @@ int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t 
             gshmemi_tcp_lost(net, c, why);
             return GSHMEMX_ERR_PEER_LOST;
         }
-        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
         int ms = gshmemi_tcp_poll_ms(deadline);
         if (ms == 0) {
             gshmemi_tcp_lost(net, c, "a frame stopped arriving half-way (GSHMEM_TIMEOUT)");
             return GSHMEMX_ERR_PEER_LOST;
         }
         /* The rest of the frame may be held back by a peer whose service thread waits
-         * the same way for ours: keep pushing what we hold while we wait. */
+         * the same way for ours: keep writing our answers, and pushing what we hold,
+         * while we wait; poll wakes for our data or for room for those answers. */
+        struct pollfd *pf = net->read_pfd; /* the service thread's, made before its first read */
+        pf[0] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+        int waiting = tcp_flush_all(net, pf + 1);
+        if (waiting < 0) return -waiting;
         if (atomic_load(&net->ncorked) > 0) {
             tcp_push_held(net);
             if (atomic_load(&net->ncorked) > 0) ms = 0; /* still held: look again soon */
         }
-        if (poll(&pf, 1, ms) == 0 && ms == 0) sched_yield(); /* and let the others run meanwhile */
+        if (poll(pf, (nfds_t)(1 + waiting), ms) == 0 && ms == 0) sched_yield(); /* let the others run meanwhile */
     }
     return 0;
 }
@@ -414,11 +444,14 @@ static void *tcp_service(void *arg)
     struct tcp_net *net = arg;
     struct pollfd *pfd = calloc((size_t)net->n_pes + 1, sizeof(*pfd));
     int *conn_of = calloc((size_t)net->n_pes + 1, sizeof(int));
-    if (!pfd || !conn_of) {
+    net->read_pfd = calloc((size_t)net->n_pes + 1, sizeof(*net->read_pfd));
+    if (!pfd || !conn_of || !net->read_pfd) {
         GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d: no memory for the service thread", net->my_pe);
         atomic_store(&net->failed, GSHMEMX_ERR_NOMEM);
         free(pfd);
         free(conn_of);
+        free(net->read_pfd);
+        net->read_pfd = NULL;
         return NULL;
     }
     double last_activity = gshmemi_tcp_now();
@@ -480,6 +513,8 @@ static void *tcp_service(void *arg)
 out:
     free(pfd);
     free(conn_of);
+    free(net->read_pfd);
+    net->read_pfd = NULL;
     return NULL;
 }
 
@@ -583,6 +618,7 @@ static int tcp_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
     net->my_pe = bs->rank;
     net->n_pes = bs->nranks;
     net->timeout = env->timeout;
+    net->sockbuf = (int)env->tcp_sockbuf; /* at most 1G: env.c */
     net->device = -1;
     net->wake[0] = net->wake[1] = -1;
     pthread_mutex_init(&net->slot_lock, NULL);

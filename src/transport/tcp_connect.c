@@ -83,11 +83,21 @@ static int tcp_set_options(int fd)
     return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
+/* GSHMEM_TCP_SOCKBUF, before connect or listen (the window scale is agreed at the
+ * handshake; accepted sockets inherit the listener's sizes). 0: the kernel's. */
+static void tcp_set_buffers(int fd, int bytes)
+{
+    if (fd < 0 || bytes <= 0) return;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
 /* Connects to one address before deadline; fd or -errno. */
-static int tcp_connect_addr(uint32_t addr, uint16_t port, double deadline)
+static int tcp_connect_addr(uint32_t addr, uint16_t port, int sockbuf, double deadline)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -errno;
+    tcp_set_buffers(fd, sockbuf);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = addr};
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
         int e = errno;
@@ -152,7 +162,7 @@ static int tcp_connect_peer(struct tcp_net *net, const struct gshmemi_bootstrap 
     for (int i = 0; i < b->naddrs; i++) tries[n++] = b->addrs[i];
     int fd = -ENOENT;
     for (int i = 0; i < n && fd < 0; i++) {
-        fd = tcp_connect_addr(tries[i], b->port, deadline);
+        fd = tcp_connect_addr(tries[i], b->port, net->sockbuf, deadline);
         if (fd >= 0) tcp_name(&net->conns[pe], pe, tries[i], b->port);
     }
     if (fd < 0) {
@@ -216,9 +226,10 @@ static int tcp_accept_one(struct tcp_net *net, int lfd, const unsigned char *rem
     return 0;
 }
 
-static int tcp_listen(uint16_t *port)
+static int tcp_listen(uint16_t *port, int sockbuf)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    tcp_set_buffers(fd, sockbuf);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
     socklen_t len = sizeof(sa);
     if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, SOMAXCONN) != 0 ||
@@ -234,7 +245,7 @@ int gshmemi_tcp_connect_all(struct tcp_net *net, struct gshmemi_bootstrap *bs, c
                            const unsigned char *remote)
 {
     struct tcp_blob mine = {.magic = TCP_BLOB_MAGIC, .version = TCP_BLOB_VERSION, .length = sizeof(mine)};
-    int lfd = tcp_listen(&mine.port);
+    int lfd = tcp_listen(&mine.port, net->sockbuf);
     if (lfd < 0) {
         GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d cannot listen: %s", net->my_pe, strerror(errno));
         return GSHMEMX_ERR_SYSTEM;

@@ -20,6 +20,7 @@
 #include "transport/tcp_wire.h"
 #include "transport/transport.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -53,6 +54,7 @@ struct gshmemi_env;
 struct tcp_out {
     struct tcp_out *next;
     size_t len, done;
+    int started; /* the frame's first bytes went before it was queued: c->tx stays held */
     unsigned char data[];
 };
 
@@ -107,12 +109,14 @@ struct tcp_net {
     int refs;
     int my_pe, n_pes;
     double timeout;
+    int sockbuf; /* GSHMEM_TCP_SOCKBUF; 0: the kernel's */
     struct tcp_conn *conns;
     struct gshmemi_heap *heaps[GSHMEMI_TCP_MAX_HEAPS];
     int nheaps;
     unsigned char token[GSHMEMI_TCP_TOKEN_SIZE];
     pthread_t thread;
     int thread_started;
+    struct pollfd *read_pfd; /* service thread: n_pes + 1 entries for gshmemi_tcp_read's waits */
     int wake[2];
     atomic_int stop;
     atomic_int failed; /* a status once any connection broke: every wait returns it */

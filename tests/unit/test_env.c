@@ -379,6 +379,33 @@ Test(env, proxy_ring_slots_takes_powers_of_two_in_range)
     cr_assert_eq(e.proxy_ring_slots, 4096);
 }
 
+/* SIZE bounded by "bytes up to N, ...": N itself is accepted, one byte more is not. */
+Test(env, tcp_sockbuf_takes_sizes_up_to_1g)
+{
+    static const struct {
+        const char *text;
+        size_t bytes;
+    } good[] = {{"0", 0}, {"64K", 65536}, {"4m", 4u << 20}, {"1G", 1u << 30}, {"1073741824", 1u << 30}};
+    static const char *const bad[] = {"1073741825", "2G", "1T", "-1", "64Q", ""};
+    for (size_t i = 0; i < COUNT(good); i++) {
+        const struct kv table[] = {{"GSHMEM_TCP_SOCKBUF", good[i].text}};
+        struct gshmemi_env e;
+        use_table(table, 1);
+        cr_assert_eq(gshmemi_env_load(&e, table_lookup, NULL, 0), 0, "GSHMEM_TCP_SOCKBUF=%s refused", good[i].text);
+        cr_assert_eq(e.tcp_sockbuf, good[i].bytes, "GSHMEM_TCP_SOCKBUF=%s", good[i].text);
+    }
+    for (size_t i = 0; i < COUNT(bad); i++) assert_rejected("GSHMEM_TCP_SOCKBUF", bad[i]);
+    struct gshmemi_env e;
+    char err[512] = "";
+    const struct kv table[] = {{"GSHMEM_TCP_SOCKBUF", "2G"}};
+    use_table(table, 1);
+    cr_assert_eq(gshmemi_env_load(&e, table_lookup, err, sizeof(err)), GSHMEMX_ERR_CONFIG);
+    cr_assert_not_null(strstr(err, "GSHMEM_TCP_SOCKBUF=2G is not valid (accepted: bytes up to 1G"), "%s", err);
+    use_table(NULL, 0);
+    cr_assert_eq(gshmemi_env_load(&e, table_lookup, NULL, 0), 0);
+    cr_assert_eq(e.tcp_sockbuf, 0);
+}
+
 Test(env, load_error_names_size_and_timeout)
 {
     static const struct kv size_bad[] = {{"GSHMEM_SYMMETRIC_SIZE", "12XB"}};
