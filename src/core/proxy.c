@@ -268,7 +268,15 @@ static void *proxy_main(void *arg)
 {
     struct gshmemi_proxy *px = arg;
 #ifdef GSHMEM_HAVE_CUDA
-    if (!px->host_mode) cudaSetDevice(px->st->device); /* the transports copy to and from this GPU's memory */
+    if (!px->host_mode) {
+        cudaSetDevice(px->st->device); /* the transports copy to and from this GPU's memory */
+        /* Our copies and syncs must go on while the application captures a graph. */
+        int err = gshmemi_helper_thread_relax_capture();
+        if (err != 0)
+            GSHMEMI_WARN(TRANSPORT, "proxy: PE %d: cannot relax the thread's stream capture mode (cudaError_t %d): "
+                                    "a graph captured in cudaStreamCaptureModeGlobal may fail meanwhile",
+                         px->st->my_pe, err);
+    }
 #endif
     uint64_t last = proxy_now_ns(), sleep_ns = 0;
     while (!__atomic_load_n(&px->stop, __ATOMIC_ACQUIRE)) {

@@ -53,3 +53,13 @@ extern "C" int gshmemi_helper_stream_create(void **stream)
         err = cudaStreamCreateWithPriority((cudaStream_t *)stream, cudaStreamNonBlocking, greatest);
     return (int)err;
 }
+
+extern "C" int gshmemi_helper_thread_relax_capture(void)
+{
+    static thread_local bool relaxed;
+    if (relaxed) return (int)cudaSuccess;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaError_t err = cudaThreadExchangeStreamCaptureMode(&mode);
+    relaxed = err == cudaSuccess;
+    return (int)err;
+}

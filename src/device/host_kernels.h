@@ -26,6 +26,14 @@ int gshmemi_kernels_preload(void);
  * kernels. Returns a cudaError_t. */
 int gshmemi_helper_stream_create(void **stream);
 
+/* Sets the calling thread's stream capture mode to relaxed, once per thread: for
+ * libgshmem's own threads (the proxy, the tcp service thread), whose copies,
+ * synchronizations and kernels on their helper streams would otherwise fail with
+ * "operation not permitted when stream is capturing" while an application thread
+ * captures a graph in cudaStreamCaptureModeGlobal, as a peer's traffic may arrive at
+ * any time. Never for an application thread. Returns a cudaError_t. */
+int gshmemi_helper_thread_relax_capture(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -439,9 +439,17 @@ static int tcp_service_frame(struct tcp_net *net, struct tcp_conn *c)
     }
 }
 
+static __thread int tcp_service_thread; /* set on the service thread */
+
+int gshmemi_tcp_on_service_thread(void)
+{
+    return tcp_service_thread;
+}
+
 static void *tcp_service(void *arg)
 {
     struct tcp_net *net = arg;
+    tcp_service_thread = 1;
     struct pollfd *pfd = calloc((size_t)net->n_pes + 1, sizeof(*pfd));
     int *conn_of = calloc((size_t)net->n_pes + 1, sizeof(int));
     net->read_pfd = calloc((size_t)net->n_pes + 1, sizeof(*net->read_pfd));

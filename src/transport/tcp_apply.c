@@ -42,8 +42,9 @@ static int tcp_rx_cuda(struct tcp_net *net, struct tcp_cuda **out)
     }
     *out = tcp_rx(net)->cuda;
     /* The staging is made on the thread that registers the heap; the service thread
-     * uses it, and its kernels and copies need the heap's GPU current. */
-    return gshmemi_tcp_cuda_bind(net->device);
+     * uses it, and its kernels and copies need the heap's GPU current, and must go on
+     * while an application thread captures a graph (never relaxed for that thread). */
+    return gshmemi_tcp_cuda_bind(net->device, gshmemi_tcp_on_service_thread());
 }
 
 int gshmemi_tcp_cuda_prepare(struct tcp_net *net)
@@ -129,7 +130,7 @@ static int tcp_rx_into_heap(struct tcp_net *net, struct tcp_conn *c, struct gshm
     for (size_t done = 0; rc == 0 && done < len;) {
         size_t n = len - done < GSHMEMI_TCP_CHUNK ? len - done : GSHMEMI_TCP_CHUNK;
         void *stage = gshmemi_tcp_cuda_stage(cu, rx->next);
-        rc = gshmemi_tcp_read(net, c, stage, n);
+        rc = stage ? gshmemi_tcp_read(net, c, stage, n) : GSHMEMX_ERR_CUDA;
         if (rc == 0) rc = gshmemi_tcp_cuda_copy(cu, rx->next, (char *)h->base + offset + done, n, 1);
         rx->next ^= 1;
         done += n;
@@ -188,8 +189,8 @@ static int tcp_apply_get(struct tcp_net *net, struct tcp_conn *c, struct gshmemi
         if (len > GSHMEMI_TCP_CHUNK) return tcp_bad(net, c, f, "get larger than a chunk from a device heap");
         struct tcp_rx *rx = tcp_rx(net);
         rc = gshmemi_tcp_cuda_copy(cu, rx->next, (void *)src, len, 0);
-        void *stage = gshmemi_tcp_cuda_stage(cu, rx->next); /* waits for the copy */
-        return rc ? rc : gshmemi_tcp_answer(net, c, &a, stage);
+        void *stage = rc ? NULL : gshmemi_tcp_cuda_stage(cu, rx->next); /* waits for the copy */
+        return rc ? rc : stage ? gshmemi_tcp_answer(net, c, &a, stage) : GSHMEMX_ERR_CUDA;
     }
     char *buf = malloc(len ? len : 1);
     if (!buf) return GSHMEMX_ERR_NOMEM;

@@ -51,10 +51,15 @@ int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p)
     return attr.type == cudaMemoryTypeDevice;
 }
 
-int gshmemi_tcp_cuda_bind(int device)
+int gshmemi_tcp_cuda_bind(int device, int own_thread)
 {
     static __thread int bound = -1;
-    if (device < 0 || bound == device) return 0;
+    if (device < 0) return 0;
+    if (own_thread) {
+        cudaError_t err = (cudaError_t)gshmemi_helper_thread_relax_capture();
+        if (err != cudaSuccess) return tcp_cuda_check(err, "relaxing the service thread's stream capture mode");
+    }
+    if (bound == device) return 0;
     int rc = tcp_cuda_check(cudaSetDevice(device), "cudaSetDevice");
     if (rc == 0) bound = device;
     return rc;
@@ -95,9 +100,9 @@ void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu)
 
 void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i)
 {
-    if (cu->pending[i]) tcp_cuda_check(cudaEventSynchronize(cu->ev[i]), "staging copy");
+    int rc = cu->pending[i] ? tcp_cuda_check(cudaEventSynchronize(cu->ev[i]), "staging copy") : 0;
     cu->pending[i] = 0;
-    return cu->stage[i];
+    return rc ? NULL : cu->stage[i]; /* a copy that failed, or may still run: not this buffer */
 }
 
 int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device)
@@ -171,9 +176,9 @@ int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out)
     *out = NULL;
     return GSHMEMX_ERR_NOT_SUPPORTED;
 }
-int gshmemi_tcp_cuda_bind(int device)
+int gshmemi_tcp_cuda_bind(int device, int own_thread)
 {
-    (void)device;
+    (void)device, (void)own_thread;
     return 0;
 }
 void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu) { (void)cu; }

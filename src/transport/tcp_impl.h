@@ -198,13 +198,17 @@ int gshmemi_tcp_is_device_ptr(const struct tcp_net *net, const void *p);
  * a device heap: later (lazily) it could run while a kernel waits on it (module loading,
  * pinned allocations). */
 int gshmemi_tcp_cuda_prepare(struct tcp_net *net);
+/* Whether the calling thread is a tcp service thread. */
+int gshmemi_tcp_on_service_thread(void);
 /* Staging: a pinned buffer pair with events for pipelined copies. */
 struct tcp_cuda;
 int gshmemi_tcp_cuda_create(int device, struct tcp_cuda **out);
-/* Makes device current for the calling thread (once per thread). */
-int gshmemi_tcp_cuda_bind(int device);
+/* Makes device current for the calling thread (once per thread); own_thread (the
+ * service thread) also relaxes its stream capture mode (host_kernels.h). */
+int gshmemi_tcp_cuda_bind(int device, int own_thread);
 void gshmemi_tcp_cuda_destroy(struct tcp_cuda *cu);
-/* Buffer i (0/1) once its previous copy has finished. */
+/* Buffer i (0/1) once its previous copy has finished; NULL (logged) when that copy
+ * failed or could not be waited for. */
 void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i);
 /* Async copy on the staging stream, then an event on buffer i. kind: 0 H2D from stage i, 1 D2H into stage i. */
 int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device);

@@ -52,8 +52,9 @@ static int tcp_put_frames(struct tcp_transport *t, int pe, size_t offset, const 
         const void *payload = (const char *)src + done;
         if (device && rc == 0) {
             payload = gshmemi_tcp_cuda_stage(net->tx_cuda, stage); /* waits for its copy */
+            if (!payload) rc = GSHMEMX_ERR_CUDA; /* never send a buffer whose copy failed */
             size_t next = len - done - n < GSHMEMI_TCP_CHUNK ? len - done - n : GSHMEMI_TCP_CHUNK;
-            if (next) rc = gshmemi_tcp_cuda_copy(net->tx_cuda, stage ^ 1, (char *)src + done + n, next, 0);
+            if (next && rc == 0) rc = gshmemi_tcp_cuda_copy(net->tx_cuda, stage ^ 1, (char *)src + done + n, next, 0);
         }
         if (rc == 0) rc = gshmemi_tcp_send(net, c, &f, payload);
         stage ^= 1;
