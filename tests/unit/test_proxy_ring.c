@@ -241,6 +241,32 @@ Test(proxy_ring, result_keeps_its_slot_until_read)
     ring_free(&f);
 }
 
+/* A request of the most data slots, right behind a lap the proxy has freed but no
+ * producer has reported in known_tail: its first ticket is at the front, so it reads
+ * the tail at once. Judged by its last ticket it counted as a back row, with nobody in
+ * front to raise known_tail, and read the tail only every 64th poll (about 3 ms of
+ * backoff on the GPU; here the 1 us timeout comes first). */
+Test(proxy_ring, longest_request_after_a_freed_lap_reads_the_tail)
+{
+    struct ring_fixture f;
+    ring_make(&f, 128, 1000u);
+    struct gshmemi_proxy_req r;
+    uint64_t t;
+    for (uint64_t i = 0; i < 128; i++) {
+        r = request(1, i, GSHMEMI_PROXY_F_NBI);
+        cr_assert_eq(gshmemi_proxy_ring_post(&f.ring, &r, &t), GSHMEMI_PROXY_RING_OK);
+    }
+    cr_assert_eq(serve_all(&f), 128);
+    cr_assert_eq(*f.ring.tail, 128);
+    cr_assert_eq(f.ring.counters->known_tail, 0, "nobody has seen the tail move yet");
+    uint64_t first = 0;
+    cr_expect_eq(gshmemi_proxy_ring_reserve(&f.ring, 1 + GSHMEMI_PROXY_MAX_SPAN, &first), GSHMEMI_PROXY_RING_OK,
+                 "tickets 128 .. %u fit in the freed lap", 128 + GSHMEMI_PROXY_MAX_SPAN);
+    cr_expect_eq(first, 128);
+    cr_expect_eq(f.ring.counters->known_tail, 128, "the front reports the tail it read");
+    ring_free(&f);
+}
+
 /* ---- Nothing hangs --------------------------------------------------------------------- */
 
 Test(proxy_ring, full_ring_times_out, .timeout = 30)

@@ -158,9 +158,18 @@ GSHMEMI_RING_FN void gshmemi_ring_store_release(uint64_t *p, uint64_t v)
 {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+/* known_tail (device memory, shared by this GPU's producers): a producer that sees it
+ * raised reuses slots the proxy freed, so it acquires what the raiser acquired from the
+ * tail, which the raise releases. */
+GSHMEMI_RING_FN uint64_t gshmemi_ring_load_known(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
 GSHMEMI_RING_FN void gshmemi_ring_raise(uint64_t *p, uint64_t v)
 {
-    atomicMax((unsigned long long *)p, (unsigned long long)v);
+    asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 GSHMEMI_RING_FN uint64_t gshmemi_ring_now_ns(void)
 {
@@ -201,10 +210,14 @@ GSHMEMI_RING_FN void gshmemi_ring_store_release(uint64_t *p, uint64_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
+GSHMEMI_RING_FN uint64_t gshmemi_ring_load_known(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
 GSHMEMI_RING_FN void gshmemi_ring_raise(uint64_t *p, uint64_t v)
 {
     uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
     }
 }
 GSHMEMI_RING_FN uint64_t gshmemi_ring_now_ns(void)
@@ -229,15 +242,19 @@ GSHMEMI_RING_FN void gshmemi_ring_pause(unsigned *backoff, uint64_t ahead)
  * atomic storms stalled). */
 #define GSHMEMI_RING_FRONT 64u
 
-/* Waits until ticket's slot is free. */
-GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slot(const struct gshmemi_proxy_ring *r, uint64_t ticket)
+/* Waits until the slots of tickets first .. last are free (the proxy frees in order,
+ * so until last's is). Whether a waiter is at the front goes by its first ticket: a
+ * request of many data slots otherwise counted as a back row while nobody was in front
+ * of it to raise known_tail, and waited 64 polls (milliseconds on the GPU). */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slots(const struct gshmemi_proxy_ring *r, uint64_t first, uint64_t last)
 {
     uint64_t deadline = 0;
     unsigned backoff = 0;
+    const uint64_t ticket = last;
     for (unsigned polls = 0;; polls++) {
-        uint64_t known = gshmemi_ring_load_relaxed(&r->counters->known_tail);
+        uint64_t known = gshmemi_ring_load_known(&r->counters->known_tail);
         if (ticket < known + r->nslots) return GSHMEMI_PROXY_RING_OK;
-        int front = ticket < known + r->nslots + GSHMEMI_RING_FRONT;
+        int front = first < known + r->nslots + GSHMEMI_RING_FRONT;
         if (front || (polls & 63u) == 63u) { /* the back rows look too now and then: none may be in front */
             uint64_t tail = gshmemi_ring_load_acquire(r->tail);
             if (tail > known) gshmemi_ring_raise(&r->counters->known_tail, tail);
@@ -252,13 +269,19 @@ GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slot(const struct gshmemi_proxy_ring
     }
 }
 
+/* Waits until ticket's slot is free. */
+GSHMEMI_RING_FN int gshmemi_proxy_ring_wait_slot(const struct gshmemi_proxy_ring *r, uint64_t ticket)
+{
+    return gshmemi_proxy_ring_wait_slots(r, ticket, ticket);
+}
+
 /* Takes count consecutive tickets (a request and its data slots), the first in
  * *ticket even on timeout (for the diagnostic), and waits until all their slots are free. */
 GSHMEMI_RING_FN int gshmemi_proxy_ring_reserve(const struct gshmemi_proxy_ring *r, uint64_t count, uint64_t *ticket)
 {
     uint64_t t = gshmemi_ring_take_tickets(r->counters, count);
     *ticket = t;
-    return gshmemi_proxy_ring_wait_slot(r, t + count - 1);
+    return gshmemi_proxy_ring_wait_slots(r, t, t + count - 1);
 }
 
 /* The bytes of data slot i (0-based) of the request at ticket t. */
