@@ -59,6 +59,8 @@ struct gshmemi_proxy {
     int started;
     int stop;        /* atomic */
     uint64_t served; /* atomic */
+    uint64_t amo_inflight; /* atomic: fetching atomics whose answer proxy_amo_done has yet to store */
+    int keep;              /* one stayed in flight at the end: its late answer would write into px */
 };
 
 #define PROXY_SAME_AMO(NAME) ((int)GSHMEMI_PROXY_AMO_##NAME == (int)GSHMEMI_AMO_##NAME)
@@ -150,6 +152,7 @@ static void proxy_amo_done(void *arg, uint64_t ticket, uint64_t value)
     struct gshmemi_proxy_completion *comp = &px->ring.completions[ticket & (px->ring.nslots - 1)];
     __atomic_store_n(&comp->result, value, __ATOMIC_RELAXED);
     gshmemi_ring_store_release(&comp->seq, ticket + 1);
+    __atomic_fetch_sub(&px->amo_inflight, 1, __ATOMIC_RELEASE); /* px's last use here */
 }
 
 /* Carries out one request; *result gets what a fetching request returns. PROXY_LATER:
@@ -201,7 +204,9 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
     case GSHMEMI_PROXY_AMO: {
         struct gshmemi_amo amo = {r->sub, r->width, r->offset, r->operand, r->extra};
         if ((r->flags & GSHMEMI_PROXY_F_FETCH) && (r->flags & GSHMEMI_PROXY_F_RESULT)) {
+            __atomic_fetch_add(&px->amo_inflight, 1, __ATOMIC_RELAXED);
             rc = tp->ops->amo_async(tp, r->pe, &amo, proxy_amo_done, px, px->cons.head);
+            if (rc) __atomic_fetch_sub(&px->amo_inflight, 1, __ATOMIC_RELAXED);
             return rc ? rc : PROXY_LATER;
         }
         return tp->ops->amo(tp, r->pe, &amo, (r->flags & GSHMEMI_PROXY_F_FETCH) ? result : NULL);
@@ -300,12 +305,23 @@ static void *proxy_main(void *arg)
         if (sleep_ns > PROXY_SLEEP_MAX_NS) sleep_ns = PROXY_SLEEP_MAX_NS;
         proxy_sleep(sleep_ns);
     }
-    /* Requests posted after finalize's quiet (a kernel still running) still go out.
-     * Nothing else to complete: finalize's quiet did that before its barrier, after
-     * which the peers may be gone. */
-    if (proxy_drain(px)) {
+    /* Requests posted after finalize's quiet (a kernel still running) still go out,
+     * and fetching atomics served since then get their answers before px is freed
+     * (proxy_amo_done writes into it from the transport's thread). Nothing else to
+     * complete: finalize's quiet did that before its barrier, after which the peers
+     * may be gone. */
+    if (proxy_drain(px) || __atomic_load_n(&px->amo_inflight, __ATOMIC_ACQUIRE) > 0) {
         int rc = proxy_quiet_all(px);
         if (rc != 0) GSHMEMI_ERROR(TRANSPORT, "proxy: the final quiet failed: %s", gshmemx_strerror(rc));
+    }
+    uint64_t start = proxy_now_ns(), limit = (uint64_t)(px->st->env.timeout * 1e9);
+    while (__atomic_load_n(&px->amo_inflight, __ATOMIC_ACQUIRE) > 0 && (!limit || proxy_now_ns() - start < limit))
+        proxy_sleep(PROXY_SLEEP_MAX_NS);
+    uint64_t left = __atomic_load_n(&px->amo_inflight, __ATOMIC_ACQUIRE);
+    if (left > 0) {
+        GSHMEMI_WARN(TRANSPORT, "proxy: PE %d: %llu fetching atomics still unanswered at finalize; keeping the proxy's "
+                                "memory for their answers", px->st->my_pe, (unsigned long long)left);
+        px->keep = 1;
     }
     return NULL;
 }
@@ -547,10 +563,11 @@ void gshmemi_proxy_fini(struct gshmemi_state *st)
         pthread_join(px->thread, NULL);
     }
     GSHMEMI_INFO(TRANSPORT, "proxy served %llu requests", (unsigned long long)gshmemi_proxy_served(px));
+    st->proxy = NULL;
+    if (px->keep) return; /* an answer may still arrive: leaked, not freed */
     proxy_free(px);
     free(px->xbuf);
     free(px);
-    st->proxy = NULL;
 }
 
 /* How many tickets device code (or, in host mode, CPU producers) has taken so far. */

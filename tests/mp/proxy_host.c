@@ -14,7 +14,8 @@
  *     poison; signal counts; the counter's total and the fetched values distinct;
  *  3. EXCHANGE between neighbours (the in-place alltoall's request);
  *  4. the host's quiet counts data slots: a put in slots, then gshmem_barrier_all
- *     straight away (no QUIET request), and the data must be there.
+ *     straight away (no QUIET request), and the data must be there;
+ *  5. the proxy stopped while fetching atomics it sent await their answers.
  * Internal API (links the static library). usage: proxy_host
  */
 #include "core/proxy.h"
@@ -24,9 +25,11 @@
 #include <gshmem/impl/proxy_ring.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define THREADS 4
 #define ROUNDS 12
@@ -335,6 +338,35 @@ static void test_host_quiet(void)
         }
 }
 
+/* The proxy ends while fetching atomics it served are still waiting for their answers
+ * (a kernel still running at finalize): it must not free what their answers are
+ * written into. Each PE posts fetch-adds on its right neighbour's counter, waits until
+ * the proxy has served (sent) them, not for their answers, and stops the proxy at once;
+ * the answers then arrive. Under ASan a use after free in proxy_amo_done fails the run
+ * (it did before the proxy waited for them). Ends the proxy: the last test. */
+static void test_fini_with_fetches_in_flight(void)
+{
+    int right = (me + 1) % npes;
+    uint64_t before = gshmemi_proxy_served(gshmemi_state.proxy);
+    for (int i = 0; i < 8; i++) {
+        struct gshmemi_proxy_req a = req(GSHMEMI_PROXY_AMO, right, counter);
+        a.sub = GSHMEMI_PROXY_AMO_ADD;
+        a.width = 8;
+        a.operand = 1000;
+        a.flags = GSHMEMI_PROXY_F_FETCH | GSHMEMI_PROXY_F_RESULT;
+        post(a, 0);
+    }
+    while (gshmemi_proxy_served(gshmemi_state.proxy) < before + 8) sched_yield();
+    gshmemi_proxy_fini(&gshmemi_state);
+    struct timespec pause = {0, 50 * 1000 * 1000}; /* the answers arrive meanwhile */
+    nanosleep(&pause, NULL);
+    gshmem_barrier_all();
+    uint64_t want = 8000 + (me == 0 ? (uint64_t)(npes - 1) * THREADS * ROUNDS : 0);
+    if (*counter != want)
+        FAIL("counter after the fetch-adds in flight at the proxy's end: %llu, want %llu",
+             (unsigned long long)*counter, (unsigned long long)want);
+}
+
 int main(void)
 {
     gshmem_init();
@@ -369,12 +401,14 @@ int main(void)
     test_storm();
     test_exchange();
     test_host_quiet();
+    unsigned long long served = (unsigned long long)gshmemi_proxy_served(gshmemi_state.proxy);
+    test_fini_with_fetches_in_flight();
     int *mine = gshmem_malloc(sizeof(int)), *all = gshmem_malloc(sizeof(int));
     *mine = failures;
     gshmem_int_sum_reduce(GSHMEM_TEAM_WORLD, all, mine, 1);
     if (me == 0)
         printf("proxy_host: %d PEs, %llu tickets served on PE 0 through a ring of %u slots: %s\n", npes,
-               (unsigned long long)gshmemi_proxy_served(gshmemi_state.proxy), ring.nslots, *all ? "FAILED" : "ok");
+               served, ring.nslots, *all ? "FAILED" : "ok");
     int rc = failures ? 1 : 0;
     gshmem_finalize();
     return rc;
