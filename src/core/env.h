@@ -58,6 +58,9 @@
       "pinned host memory each; a put's data takes up to 64 more): a GPU thread waits when it is full") \
     X(TCP_IFNAME, STRING, tcp_ifname, "", "interface name",                                          \
       "Interface whose IPv4 address PEs on other nodes use to reach this PE over tcp (default: every up interface, loopback last, at most 4)") \
+    X(TCP_REQUESTS, INT, tcp_requests, "1024", "16..65536",                                           \
+      "Requests over tcp that may await their answers at once, per process (a get's chunks, fetching " \
+      "atomics, a quiet's ACKs): a thread that finds none free waits for one")                       \
     X(TCP_SOCKBUF, SIZE, tcp_sockbuf, "0", "bytes up to 1G, K/M/G suffixes; 0: the kernel's",         \
       "Send and receive buffer (SO_SNDBUF, SO_RCVBUF) of each tcp connection between PEs, as Open MPI's " \
       "btl_tcp_sndbuf/rcvbuf (0: left to the kernel, which grows them up to net.ipv4.tcp_wmem/rmem)") \

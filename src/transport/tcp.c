@@ -528,25 +528,46 @@ out:
 
 /* ---- Pending requests ----------------------------------------------------------- */
 
+int gshmemi_tcp_slot_try(struct tcp_net *net, unsigned type, int pe)
+{
+    pthread_mutex_lock(&net->slot_lock);
+    int s = net->nfree > 0 ? net->free_slots[--net->nfree] : -1;
+    pthread_mutex_unlock(&net->slot_lock);
+    if (s < 0) return -1;
+    struct tcp_slot *slot = &net->slots[s];
+    slot->type = type;
+    slot->pe = pe;
+    slot->dst = NULL;
+    slot->len = 0;
+    slot->dst_device = 0;
+    slot->dst_stride = 0;
+    slot->elem = 0;
+    slot->value = 0;
+    slot->done = NULL;
+    atomic_store(&slot->state, TCP_SLOT_WAITING);
+    return s;
+}
+
 int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe)
 {
-    for (;;) {
-        pthread_mutex_lock(&net->slot_lock);
-        int s = net->nfree > 0 ? net->free_slots[--net->nfree] : -1;
-        pthread_mutex_unlock(&net->slot_lock);
-        if (s >= 0) {
-            struct tcp_slot *slot = &net->slots[s];
-            slot->type = type;
-            slot->pe = pe;
-            slot->dst = NULL;
-            slot->len = 0;
-            slot->dst_device = 0;
-            slot->dst_stride = 0;
-            slot->elem = 0;
-            slot->value = 0;
-            slot->done = NULL;
-            atomic_store(&slot->state, TCP_SLOT_WAITING);
-            return s;
+    double deadline = 0;
+    for (unsigned tries = 0;; tries++) {
+        int s = gshmemi_tcp_slot_try(net, type, pe);
+        if (s >= 0) return s;
+        int failed = atomic_load(&net->failed);
+        if (failed) return -failed;
+        if (tries % 256 == 0) {
+            double now = gshmemi_tcp_now();
+            if (deadline == 0) deadline = net->timeout > 0 ? now + net->timeout : -1;
+            else if (deadline > 0 && now > deadline) {
+                const char *what = type == GSHMEMI_TCP_DATA ? "get" : type == GSHMEMI_TCP_VALUE ? "fetching atomic"
+                                                                                                 : "quiet";
+                GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d: all %d request slots stayed taken for %g s (GSHMEM_TIMEOUT) "
+                              "while a %s to PE %d waited for one: gets, fetching atomics and quiets in flight "
+                              "wait for answers that do not come (GSHMEM_TCP_REQUESTS sets how many)",
+                              net->my_pe, net->nslots, net->timeout, what, pe);
+                return -GSHMEMX_ERR_TIMEOUT;
+            }
         }
         sched_yield(); /* every slot is out: others' answers will free some */
     }
@@ -611,6 +632,8 @@ static void tcp_net_free(struct tcp_net *net)
         free(c->txbuf);
     }
     free(net->conns);
+    free(net->slots);
+    free(net->free_slots);
     if (net->wake[0] >= 0) close(net->wake[0]);
     if (net->wake[1] >= 0) close(net->wake[1]);
     pthread_mutex_destroy(&net->slot_lock);
@@ -631,10 +654,13 @@ static int tcp_net_create(struct gshmemi_bootstrap *bs, const struct gshmemi_env
     net->wake[0] = net->wake[1] = -1;
     pthread_mutex_init(&net->slot_lock, NULL);
     pthread_mutex_init(&net->tx_stage_lock, NULL);
-    for (int i = 0; i < GSHMEMI_TCP_SLOTS; i++) net->free_slots[i] = GSHMEMI_TCP_SLOTS - 1 - i;
-    net->nfree = GSHMEMI_TCP_SLOTS;
+    net->nslots = (int)env->tcp_requests;
+    net->free_slots = calloc((size_t)net->nslots, sizeof(*net->free_slots));
+    net->slots = calloc((size_t)net->nslots, sizeof(*net->slots));
+    for (int i = 0; net->free_slots && i < net->nslots; i++) net->free_slots[i] = net->nslots - 1 - i;
+    net->nfree = net->nslots;
     net->conns = calloc((size_t)net->n_pes, sizeof(*net->conns));
-    int rc = net->conns ? 0 : GSHMEMX_ERR_NOMEM;
+    int rc = net->conns && net->free_slots && net->slots ? 0 : GSHMEMX_ERR_NOMEM;
     for (int pe = 0; rc == 0 && pe < net->n_pes; pe++) {
         net->conns[pe].fd = -1;
         net->conns[pe].pe = pe;

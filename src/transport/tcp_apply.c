@@ -266,7 +266,7 @@ int gshmemi_tcp_apply(struct tcp_net *net, struct tcp_conn *c, const struct gshm
 
 int gshmemi_tcp_complete(struct tcp_net *net, struct tcp_conn *c, const struct gshmemi_tcp_frame *f)
 {
-    if (f->tag >= GSHMEMI_TCP_SLOTS) return tcp_bad(net, c, f, "answer to no request");
+    if (f->tag >= (uint64_t)net->nslots) return tcp_bad(net, c, f, "answer to no request");
     struct tcp_slot *slot = &net->slots[f->tag];
     if (atomic_load(&slot->state) != TCP_SLOT_WAITING || slot->type != f->type || slot->pe != c->pe)
         return tcp_bad(net, c, f, "answer to no request of that peer");

@@ -33,8 +33,6 @@ struct gshmemi_env;
 
 /* Bytes per frame for bulk data: large transfers go as a pipeline of these. */
 #define GSHMEMI_TCP_CHUNK ((size_t)1 << 20)
-/* Requests awaiting an answer, process-wide. */
-#define GSHMEMI_TCP_SLOTS 1024
 /* Receive buffer per connection: reads shorter than this go through it. */
 #define GSHMEMI_TCP_RXBUF 4096
 /* Outstanding chunk requests of one get. */
@@ -124,9 +122,10 @@ struct tcp_net {
     atomic_int sleeping; /* the service thread is (about to be) asleep in poll: nothing may be held back */
     atomic_int wake_asked; /* a sender found it asleep and wrote to wake (once a sleep) */
     pthread_mutex_t slot_lock;
-    int free_slots[GSHMEMI_TCP_SLOTS];
+    int nslots; /* requests awaiting an answer, process-wide (GSHMEM_TCP_REQUESTS) */
+    int *free_slots;
     int nfree;
-    struct tcp_slot slots[GSHMEMI_TCP_SLOTS];
+    struct tcp_slot *slots;
     /* CUDA (device heaps): the service thread's and the initiators' staging. */
     int device;       /* GPU of the device heap, -1 */
     void *rx_cuda;    /* struct tcp_cuda, service thread only */
@@ -172,6 +171,11 @@ int gshmemi_tcp_answer(struct tcp_net *net, struct tcp_conn *c, struct gshmemi_t
  * connection's receive buffer first, then short reads through it and long ones straight
  * into buf. */
 int gshmemi_tcp_read(struct tcp_net *net, struct tcp_conn *c, void *buf, size_t len);
+/* A slot for a request of type to pe, waiting for one to be freed if need be, or
+ * -status: the transport failed, or none came free within GSHMEM_TIMEOUT (logged). A
+ * thread holding slots whose answers it has not waited for must not wait here (the
+ * holders could all be waiting for each other): gshmemi_tcp_slot_try, then wait for
+ * its own first. */
 int gshmemi_tcp_slot_get(struct tcp_net *net, unsigned type, int pe);
 /* Waits for a slot's answer and frees it, storing a VALUE answer's value first (value
  * may be NULL): once free, the slot may be another thread's. 0 or a status (logged). */
@@ -190,6 +194,8 @@ int gshmemi_tcp_apply(struct tcp_net *net, struct tcp_conn *c, const struct gshm
 int gshmemi_tcp_complete(struct tcp_net *net, struct tcp_conn *c, const struct gshmemi_tcp_frame *f);
 /* Returns slot s to the free list (its answer has been consumed). */
 void gshmemi_tcp_slot_free(struct tcp_net *net, int s);
+/* A free slot for a request of type to pe, or -1 at once when none is. */
+int gshmemi_tcp_slot_try(struct tcp_net *net, unsigned type, int pe);
 void gshmemi_tcp_apply_fini(struct tcp_net *net);
 
 /* tcp_cuda.c (CUDA builds; stubs otherwise). */

@@ -17,6 +17,7 @@
 
 #include <gshmem/status.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,12 +82,15 @@ static int tcp_put_signal(struct gshmemi_transport *tp, int pe, size_t offset, c
     return tcp_put_frames(t, pe, offset, src, len, &sig);
 }
 
-/* Sends one request answered by DATA into dst and returns its slot, or -status. */
+/* Sends one request answered by DATA into dst and returns its slot, or -status; with
+ * try, TCP_NO_SLOT at once when no slot is free (the caller holds others). */
+#define TCP_NO_SLOT INT_MIN
 static int tcp_request_data(struct tcp_transport *t, int pe, struct gshmemi_tcp_frame *f, void *dst, size_t len,
-                            int dst_device, ptrdiff_t dst_stride, size_t elem)
+                            int dst_device, ptrdiff_t dst_stride, size_t elem, int try)
 {
     struct tcp_net *net = t->net;
-    int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_DATA, pe);
+    int s = try ? gshmemi_tcp_slot_try(net, GSHMEMI_TCP_DATA, pe) : gshmemi_tcp_slot_get(net, GSHMEMI_TCP_DATA, pe);
+    if (s < 0) return try ? TCP_NO_SLOT : s;
     struct tcp_slot *slot = &net->slots[s];
     slot->dst = dst;
     slot->len = len;
@@ -111,7 +115,9 @@ static int tcp_get(struct gshmemi_transport *tp, int pe, void *dst, size_t offse
             struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_GET, t->heap_index);
             f.offset = offset + done;
             f.arg0 = n;
-            int s = tcp_request_data(t, pe, &f, (char *)dst + done, n, dst_device, 0, 0);
+            /* Holding slots of our own: only a free one, else wait for ours first. */
+            int s = tcp_request_data(t, pe, &f, (char *)dst + done, n, dst_device, 0, 0, count > 0);
+            if (s == TCP_NO_SLOT) break;
             if (s < 0) return -s;
             window[(head + count++) % GSHMEMI_TCP_GET_WINDOW] = s;
             done += n;
@@ -177,7 +183,7 @@ static int tcp_iget(struct gshmemi_transport *tp, int pe, void *dst, ptrdiff_t d
         f.arg1 = elem;
         f.aux = (uint32_t)n;
         int s = tcp_request_data(t, pe, &f, (char *)dst + (ptrdiff_t)i * dst_stride, n * elem, dst_device,
-                                 dst_stride, elem);
+                                 dst_stride, elem, 0);
         if (s < 0) return -s;
         int rc = gshmemi_tcp_slot_wait(net, s, "a strided get", NULL);
         if (rc != 0) return rc;
@@ -207,6 +213,7 @@ static int tcp_amo(struct gshmemi_transport *tp, int pe, const struct gshmemi_am
         return rc;
     }
     int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_VALUE, pe);
+    if (s < 0) return -s;
     f.tag = (uint64_t)s;
     int rc = gshmemi_tcp_send(net, c, &f, NULL);
     if (rc == 0) rc = gshmemi_tcp_slot_wait(net, s, "an atomic", fetched);
@@ -223,6 +230,7 @@ static int tcp_amo_async(struct gshmemi_transport *tp, int pe, const struct gshm
     struct gshmemi_tcp_frame f = tcp_amo_frame(t, amo, 1);
     struct tcp_conn *c = tcp_conn(net, pe);
     int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_VALUE, pe);
+    if (s < 0) return -s;
     struct tcp_slot *slot = &net->slots[s];
     slot->done = done;
     slot->done_arg = arg;
@@ -249,6 +257,22 @@ struct tcp_asked {
     unsigned long long covers; /* the connection's issued count when its QUIET went */
 };
 
+/* Waits for the ACKs of asked[0, n) and records what each covered; the first error. */
+static int tcp_quiet_wait(struct tcp_net *net, const struct tcp_asked *asked, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        int wrc = gshmemi_tcp_slot_wait(net, asked[i].slot, "quiet", NULL);
+        if (wrc == 0) {
+            atomic_ullong *completed = &tcp_conn(net, asked[i].pe)->completed;
+            unsigned long long done = atomic_load(completed);
+            while (done < asked[i].covers && !atomic_compare_exchange_weak(completed, &done, asked[i].covers)) {}
+        }
+        if (rc == 0) rc = wrc;
+    }
+    return rc;
+}
+
 /* Asks every peer with frames not yet covered by an acknowledged QUIET for an ACK.
  * Threads share the connections (the proxy's and the application's), so what one
  * thread's quiet covers is counted, not cleared: a quiet that found a flag cleared by
@@ -268,20 +292,22 @@ static int tcp_quiet(struct gshmemi_transport *tp)
         unsigned long long issued = atomic_load(&c->issued);
         if (atomic_load(&c->completed) >= issued) continue;
         struct gshmemi_tcp_frame f = gshmemi_tcp_frame_make(GSHMEMI_TCP_QUIET, 0);
-        int s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_ACK, pe);
+        int s = gshmemi_tcp_slot_try(net, GSHMEMI_TCP_ACK, pe);
+        if (s < 0 && n > 0) { /* none free: ours first (holding them, we may not wait for others') */
+            rc = tcp_quiet_wait(net, asked, n);
+            n = 0;
+        }
+        if (s < 0 && rc == 0) s = gshmemi_tcp_slot_get(net, GSHMEMI_TCP_ACK, pe);
+        if (s < 0) {
+            if (rc == 0) rc = -s;
+            break;
+        }
         f.tag = (uint64_t)s;
         rc = gshmemi_tcp_send(net, c, &f, NULL);
         if (rc == 0) asked[n++] = (struct tcp_asked){pe, s, issued};
     }
-    for (int i = 0; i < n; i++) {
-        int wrc = gshmemi_tcp_slot_wait(net, asked[i].slot, "quiet", NULL);
-        if (wrc == 0) {
-            atomic_ullong *completed = &tcp_conn(net, asked[i].pe)->completed;
-            unsigned long long done = atomic_load(completed);
-            while (done < asked[i].covers && !atomic_compare_exchange_weak(completed, &done, asked[i].covers)) {}
-        }
-        if (rc == 0) rc = wrc;
-    }
+    int wrc = n > 0 ? tcp_quiet_wait(net, asked, n) : 0;
+    if (rc == 0) rc = wrc;
     if (asked != stack) free(asked);
     return rc;
 }
