@@ -508,6 +508,14 @@ static void *tcp_service(void *arg)
                     continue;
                 }
                 if (rc != 0 || atomic_load(&net->failed)) {
+                    /* A broken connection or a bad frame has its story in lost_msg; anything
+                     * else (no memory, a CUDA copy) is told here, or the PE would end silently. */
+                    if (rc != 0 && !atomic_load(&net->failed)) {
+                        GSHMEMI_ERROR(TRANSPORT, "tcp: PE %d could not serve a frame from %s: %s", net->my_pe,
+                                      c->name, gshmemx_strerror(rc));
+                        atomic_store(&net->failed, rc);
+                        gshmemi_transport_fatal(rc);
+                    }
                     gshmemi_transport_fatal(GSHMEMX_ERR_PEER_LOST);
                     goto out;
                 }

@@ -186,6 +186,11 @@ static int tcp_connect_peer(struct tcp_net *net, const struct gshmemi_bootstrap 
     return 0;
 }
 
+/* How long an accepted connection has to send its HELLO: a peer sends it right after
+ * connecting; anything else connecting to the port (a scanner, a health check) must not
+ * hold up the PEs queued behind it until init's deadline. */
+#define TCP_HELLO_S 5.0
+
 /* Accepts one connection and checks its HELLO; 0 when a peer joined, 1 when a stranger
  * was turned away, or a status. */
 static int tcp_accept_one(struct tcp_net *net, int lfd, const unsigned char *remote, double deadline)
@@ -202,11 +207,13 @@ static int tcp_accept_one(struct tcp_net *net, int lfd, const unsigned char *rem
     unsigned char hdr[GSHMEMI_TCP_HEADER_SIZE], token[GSHMEMI_TCP_TOKEN_SIZE];
     struct gshmemi_tcp_frame f;
     char err[160] = "";
-    int ok = tcp_setup_recv(fd, hdr, sizeof(hdr), deadline) == 0 &&
+    double hello_by = gshmemi_tcp_now() + TCP_HELLO_S;
+    if (deadline > 0 && deadline < hello_by) hello_by = deadline;
+    int ok = tcp_setup_recv(fd, hdr, sizeof(hdr), hello_by) == 0 &&
              gshmemi_tcp_frame_decode(hdr, 0, &f, err, sizeof(err)) == 0 && f.type == GSHMEMI_TCP_HELLO &&
-             tcp_setup_recv(fd, token, sizeof(token), deadline) == 0;
+             tcp_setup_recv(fd, token, sizeof(token), hello_by) == 0;
     int from = ok ? (int)f.arg0 : -1;
-    const char *why = !ok ? (*err ? err : "no hello")
+    const char *why = !ok ? (*err ? err : "no hello within 5 s")
                       : f.arg1 != (uint64_t)net->my_pe || memcmp(token, net->token, sizeof(token)) != 0
                           ? "it does not hold this PE's token (another job?)"
                       : f.arg0 >= (uint64_t)net->my_pe || !remote[from] ? "it claims a PE that does not connect here"
