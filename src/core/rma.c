@@ -33,9 +33,18 @@ static size_t rma_strided_offset(struct gshmemi_state *st, const char *fn, const
         GSHMEMI_ERROR(RMA, "%s: stride 0 for %s with nelems=%zu", fn, arg, nelems);
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
-    size_t span = gshmemi_api_bytes(st, fn, gshmemi_api_bytes(st, fn, nelems - 1, (size_t)(stride < 0 ? -stride : stride)), elem);
-    const char *first = addr, *low = stride < 0 ? first - span : first;
-    return gshmemi_api_offset(st, fn, arg, low, span + elem, pe) + (size_t)(first - low);
+    size_t mag = stride < 0 ? (size_t)0 - (size_t)stride : (size_t)stride; /* PTRDIFF_MIN too */
+    size_t span = gshmemi_api_bytes(st, fn, gshmemi_api_bytes(st, fn, nelems - 1, mag), elem);
+    /* span + elem must not wrap: a wrapped length of 0 would pass the heap check
+     * anywhere in the heap, and the elements would land far outside it. */
+    if (span > SIZE_MAX - elem || span > (size_t)PTRDIFF_MAX) {
+        GSHMEMI_ERROR(RMA, "%s: %s: nelems=%zu elements of %zu bytes at stride %td reach beyond any heap (peer PE %d)",
+                      fn, arg, nelems, elem, stride, pe);
+        gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+    }
+    uintptr_t first = (uintptr_t)addr, low = stride < 0 ? first - span : first;
+    if (stride < 0 && span > first) low = UINTPTR_MAX - span; /* below address 0: outside, as the check says */
+    return gshmemi_api_offset(st, fn, arg, (const void *)low, span + elem, pe) + (size_t)(first - low);
 }
 
 void gshmemi_rma_iput(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
