@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 static size_t team_words_offset(gshmem_team_t team)
@@ -232,9 +233,12 @@ static void team_set(struct gshmemi_state *st, int slot, const struct gshmemi_te
                      int size, const gshmem_team_config_t *config, long mask)
 {
     struct gshmemi_team *t = &st->teams[slot];
+    /* One member: any stride was valid, and the product could overflow int (to 0,
+     * which index_of divides by); a team of one has stride 1. Otherwise the last
+     * member is inside the parent, which bounds the product by the world's size. */
     *t = (struct gshmemi_team){.in_use = 1,
                                .start = gshmemi_team_world_pe(parent, start),
-                               .stride = parent->stride * stride,
+                               .stride = size == 1 ? 1 : parent->stride * stride,
                                .size = size};
     t->my_index = gshmemi_team_index_of(t, st->my_pe);
     if (config && (mask & GSHMEM_TEAM_NUM_CONTEXTS)) {
@@ -259,54 +263,54 @@ static int split_strided_check(const struct gshmemi_state *st, const struct gshm
     return GSHMEMX_ERR_INVALID_ARG;
 }
 
-int gshmem_team_split_strided(gshmem_team_t parent_team, int start, int stride, int size,
+static int team_split_strided(gshmem_team_t parent_team, int start, int stride, int size,
                               const gshmem_team_config_t *config, long config_mask, gshmem_team_t *new_team)
 {
-    struct gshmemi_state *st = gshmemi_api_state(__func__);
+    struct gshmemi_state *st = gshmemi_api_state("gshmem_team_split_strided");
     if (new_team) *new_team = GSHMEM_TEAM_INVALID;
-    struct gshmemi_team *parent = gshmemi_team_get(st, parent_team, __func__);
+    struct gshmemi_team *parent = gshmemi_team_get(st, parent_team, "gshmem_team_split_strided");
     if (!parent || !new_team) {
-        if (!new_team) GSHMEMI_ERROR(SYNC, "%s: new_team is NULL (PE %d)", __func__, st->my_pe);
+        if (!new_team) GSHMEMI_ERROR(SYNC, "%s: new_team is NULL (PE %d)", "gshmem_team_split_strided", st->my_pe);
         return GSHMEMX_ERR_INVALID_ARG;
     }
     int64_t args[4] = {start, stride, size, SPLIT_STRIDED};
-    const struct gshmemi_split_record *all = split_exchange(st, parent_team, args, __func__);
+    const struct gshmemi_split_record *all = split_exchange(st, parent_team, args, "gshmem_team_split_strided");
     if (!all) return GSHMEMX_ERR_INTERNAL;
-    int rc = split_check_args(st, parent, all, __func__), slot = -1;
-    if (rc == 0) rc = split_strided_check(st, parent, start, stride, size, __func__);
-    if (rc == 0) rc = split_pick_slots(st, parent, all, 1, &slot, __func__);
+    int rc = split_check_args(st, parent, all, "gshmem_team_split_strided"), slot = -1;
+    if (rc == 0) rc = split_strided_check(st, parent, start, stride, size, "gshmem_team_split_strided");
+    if (rc == 0) rc = split_pick_slots(st, parent, all, 1, &slot, "gshmem_team_split_strided");
     if (rc != 0) return rc;
     int pi = parent->my_index;
     int member = pi >= start && (pi - start) % stride == 0 && (pi - start) / stride < size;
     if (member) team_set(st, slot, parent, start, stride, size, config, config_mask);
-    if ((rc = split_finish(st, parent_team, &slot, 1, __func__)) != 0) return rc;
+    if ((rc = split_finish(st, parent_team, &slot, 1, "gshmem_team_split_strided")) != 0) return rc;
     if (member) *new_team = slot;
-    GSHMEMI_INFO(SYNC, "%s: team %d = start %d stride %d size %d of team %d%s", __func__, slot, start, stride, size,
+    GSHMEMI_INFO(SYNC, "%s: team %d = start %d stride %d size %d of team %d%s", "gshmem_team_split_strided", slot, start, stride, size,
                  (int)parent_team, member ? "" : " (not a member)");
     return gshmemi_device_state_teams(st) == 0 ? 0 : GSHMEMX_ERR_CUDA;
 }
 
-int gshmem_team_split_2d(gshmem_team_t parent_team, int xrange, const gshmem_team_config_t *xaxis_config,
+static int team_split_2d(gshmem_team_t parent_team, int xrange, const gshmem_team_config_t *xaxis_config,
                          long xaxis_mask, gshmem_team_t *xaxis_team, const gshmem_team_config_t *yaxis_config,
                          long yaxis_mask, gshmem_team_t *yaxis_team)
 {
-    struct gshmemi_state *st = gshmemi_api_state(__func__);
+    struct gshmemi_state *st = gshmemi_api_state("gshmem_team_split_2d");
     if (xaxis_team) *xaxis_team = GSHMEM_TEAM_INVALID;
     if (yaxis_team) *yaxis_team = GSHMEM_TEAM_INVALID;
-    struct gshmemi_team *parent = gshmemi_team_get(st, parent_team, __func__);
+    struct gshmemi_team *parent = gshmemi_team_get(st, parent_team, "gshmem_team_split_2d");
     if (!parent || !xaxis_team || !yaxis_team) {
-        if (parent) GSHMEMI_ERROR(SYNC, "%s: xaxis_team and yaxis_team must not be NULL (PE %d)", __func__, st->my_pe);
+        if (parent) GSHMEMI_ERROR(SYNC, "%s: xaxis_team and yaxis_team must not be NULL (PE %d)", "gshmem_team_split_2d", st->my_pe);
         return GSHMEMX_ERR_INVALID_ARG;
     }
     int64_t args[4] = {xrange, 0, 0, SPLIT_2D};
-    const struct gshmemi_split_record *all = split_exchange(st, parent_team, args, __func__);
+    const struct gshmemi_split_record *all = split_exchange(st, parent_team, args, "gshmem_team_split_2d");
     if (!all) return GSHMEMX_ERR_INTERNAL;
-    int rc = split_check_args(st, parent, all, __func__), slots[2];
+    int rc = split_check_args(st, parent, all, "gshmem_team_split_2d"), slots[2];
     if (rc == 0 && xrange < 1) {
-        GSHMEMI_ERROR(SYNC, "%s: xrange=%d: must be >= 1 (PE %d)", __func__, xrange, st->my_pe);
+        GSHMEMI_ERROR(SYNC, "%s: xrange=%d: must be >= 1 (PE %d)", "gshmem_team_split_2d", xrange, st->my_pe);
         rc = GSHMEMX_ERR_INVALID_ARG;
     }
-    if (rc == 0) rc = split_pick_slots(st, parent, all, 2, slots, __func__);
+    if (rc == 0) rc = split_pick_slots(st, parent, all, 2, slots, "gshmem_team_split_2d");
     if (rc != 0) return rc;
     /* Rows are disjoint, and so are columns: one slot serves every row, one every column. */
     int x = xrange < parent->size ? xrange : parent->size, pi = parent->my_index;
@@ -315,23 +319,72 @@ int gshmem_team_split_2d(gshmem_team_t parent_team, int xrange, const gshmem_tea
     int col_size = (parent->size - col + x - 1) / x;
     team_set(st, slots[0], parent, row_start, 1, row_size, xaxis_config, xaxis_mask);
     team_set(st, slots[1], parent, col, x, col_size, yaxis_config, yaxis_mask);
-    if ((rc = split_finish(st, parent_team, slots, 2, __func__)) != 0) return rc;
+    if ((rc = split_finish(st, parent_team, slots, 2, "gshmem_team_split_2d")) != 0) return rc;
     *xaxis_team = slots[0];
     *yaxis_team = slots[1];
     return gshmemi_device_state_teams(st) == 0 ? 0 : GSHMEMX_ERR_CUDA;
 }
 
+static void team_destroy(gshmem_team_t team)
+{
+    struct gshmemi_state *st = gshmemi_api_state("gshmem_team_destroy");
+    if (!gshmemi_team_get(st, team, "gshmem_team_destroy")) return;
+    gshmemi_sync_quiet(st, "gshmem_team_destroy");
+    gshmemi_team_sync_host(st, team, "gshmem_team_destroy");
+    st->teams[team].in_use = 0;
+    if (gshmemi_device_state_teams(st) != 0) gshmemi_fatal(st, GSHMEMX_ERR_CUDA);
+}
+
+/* Splits and destroys read and claim this PE's team slots and its split banks without
+ * a lock (a lock held across the exchange would deadlock PEs whose threads took two
+ * splits in different orders). Two at once on one PE once gave two concurrent splits
+ * the same handle, silently; now the second one ends the job saying why. */
+static atomic_int team_busy;
+
+static void team_enter(const char *fn)
+{
+    if (!atomic_exchange(&team_busy, 1)) return;
+    struct gshmemi_state *st = gshmemi_api_state(fn);
+    GSHMEMI_ERROR(SYNC, "%s: PE %d: another thread of this PE is creating or destroying a team: team creation and "
+                        "destruction must be called by one thread at a time on each PE (in the same order on "
+                        "every PE), even on different parent teams",
+                  fn, st->my_pe);
+    gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+}
+
+static void team_leave(void)
+{
+    atomic_store(&team_busy, 0);
+}
+
+int gshmem_team_split_strided(gshmem_team_t parent_team, int start, int stride, int size,
+                              const gshmem_team_config_t *config, long config_mask, gshmem_team_t *new_team)
+{
+    team_enter(__func__);
+    int rc = team_split_strided(parent_team, start, stride, size, config, config_mask, new_team);
+    team_leave();
+    return rc;
+}
+
+int gshmem_team_split_2d(gshmem_team_t parent_team, int xrange, const gshmem_team_config_t *xaxis_config,
+                         long xaxis_mask, gshmem_team_t *xaxis_team, const gshmem_team_config_t *yaxis_config,
+                         long yaxis_mask, gshmem_team_t *yaxis_team)
+{
+    team_enter(__func__);
+    int rc = team_split_2d(parent_team, xrange, xaxis_config, xaxis_mask, xaxis_team, yaxis_config, yaxis_mask,
+                           yaxis_team);
+    team_leave();
+    return rc;
+}
+
 void gshmem_team_destroy(gshmem_team_t team)
 {
-    struct gshmemi_state *st = gshmemi_api_state(__func__);
     if (team == GSHMEM_TEAM_INVALID || team == GSHMEM_TEAM_WORLD || team == GSHMEM_TEAM_SHARED ||
         team == GSHMEMX_TEAM_NODE)
         return;
-    if (!gshmemi_team_get(st, team, __func__)) return;
-    gshmemi_sync_quiet(st, __func__);
-    gshmemi_team_sync_host(st, team, __func__);
-    st->teams[team].in_use = 0;
-    if (gshmemi_device_state_teams(st) != 0) gshmemi_fatal(st, GSHMEMX_ERR_CUDA);
+    team_enter(__func__);
+    team_destroy(team);
+    team_leave();
 }
 
 /* ---- Queries ---------------------------------------------------------------------------------- */

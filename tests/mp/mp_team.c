@@ -15,6 +15,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mp_check.h"
 
+#include <limits.h>
+
 #include <stdlib.h>
 #include <time.h>
 
@@ -197,6 +199,38 @@ static void strided_shapes(void)
         drop(&sub);
         counted_barrier(&t, 0, what);
         drop(&t);
+        gshmem_barrier_all();
+    }
+}
+
+/* A team of one PE may have any stride (only its last member is bounded). The member
+ * stride, the parent's times the split's, once overflowed int: INT_MAX under a parent of
+ * stride 2 became -2 (translate_pe then gave -2 for a non-member), 2^30 under stride 4
+ * became 0 and the split divided by it (SIGFPE). */
+static void single_member_strides(void)
+{
+    const int pstrides[2] = {2, 4};
+    for (int k = 0; k < 2; k++) {
+        int ps = pstrides[k], psize = (g_npes + ps - 1) / ps;
+        if (psize < 2) continue;
+        struct team p = split(&g_world, 0, ps, psize, "parent of the single-PE teams");
+        const int cases[2][2] = {{0, INT_MAX}, {psize - 1, 1 << 30}};
+        for (int c = 0; c < 2; c++) {
+            char what[96];
+            snprintf(what, sizeof what, "split(%d, %d, 1) of a team of stride %d", cases[c][0], cases[c][1], ps);
+            struct team one = expect(cases[c][0] * ps, 1, 1);
+            gshmem_team_t h = GSHMEM_TEAM_INVALID;
+            if (p.index >= 0) {
+                int rc = gshmem_team_split_strided(p.h, cases[c][0], cases[c][1], 1, NULL, 0, &h);
+                CHECK(rc == 0, "%s returned %d", what, rc);
+            }
+            one.h = h;
+            check_shape(&one, what);
+            adopt(&one);
+            counted_barrier(&one, 0, what);
+            drop(&one);
+        }
+        drop(&p);
         gshmem_barrier_all();
     }
 }
@@ -394,6 +428,7 @@ int main(void)
     predefined();
     gshmem_barrier_all();
     strided_shapes();
+    single_member_strides();
     split_2d_shapes();
     config_round_trip();
     interleaved_barriers();
