@@ -6,13 +6,25 @@
 
 #include <string.h>
 
+/* The remote object's name in fn's signature, for messages: signals take sig_addr, the
+ * fetches (atomic_fetch, atomic_fetch_nbi) source, every other atomic dest. */
+static const char *amo_arg(const char *fn)
+{
+    if (strstr(fn, "signal")) return "sig_addr";
+    size_t n = strlen(fn);
+    int fetch = (n >= 13 && strcmp(fn + n - 13, "_atomic_fetch") == 0) ||
+                (n >= 17 && strcmp(fn + n - 17, "_atomic_fetch_nbi") == 0);
+    return fetch ? "source" : "dest";
+}
+
 uint64_t gshmemi_amo(const char *fn, void *dest, int op, size_t width, uint64_t operand, uint64_t compare, int pe)
 {
     struct gshmemi_state *st = gshmemi_api_state(fn);
     struct gshmemi_transport *tp = gshmemi_api_peer(st, fn, pe);
-    size_t off = gshmemi_api_offset(st, fn, "dest", dest, width, pe);
+    const char *arg = amo_arg(fn);
+    size_t off = gshmemi_api_offset(st, fn, arg, dest, width, pe);
     if (off % width) {
-        GSHMEMI_ERROR(AMO, "%s: dest=%p is not aligned to %zu bytes (peer PE %d)", fn, dest, width, pe);
+        GSHMEMI_ERROR(AMO, "%s: %s=%p is not aligned to %zu bytes (peer PE %d)", fn, arg, dest, width, pe);
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
     struct gshmemi_amo amo = {.op = op, .width = (unsigned)width, .offset = off, .operand = operand,

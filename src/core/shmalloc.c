@@ -66,6 +66,7 @@ void *gshmem_malloc(size_t size)
     struct gshmemi_state *st = gshmemi_api_state(__func__);
     shmalloc_cross_check(st, __func__, SHMALLOC_MALLOC, size, 0);
     void *p = shmalloc_alloc(st, __func__, size, 0);
+    gshmemi_sync_quiet(st, __func__); /* ends like gshmem_barrier_all, as OpenSHMEM says */
     gshmemi_sync_barrier(st, __func__);
     return p;
 }
@@ -81,6 +82,7 @@ void *gshmem_calloc(size_t count, size_t size)
         int rc = gshmemi_heap_memset(&st->heap, (size_t)((char *)p - (char *)st->heap.base), 0, count * size);
         if (rc != 0) gshmemi_fatal(st, rc);
     }
+    gshmemi_sync_quiet(st, __func__); /* ends like gshmem_barrier_all, as OpenSHMEM says */
     gshmemi_sync_barrier(st, __func__);
     return p;
 }
@@ -96,6 +98,7 @@ void *gshmem_align(size_t alignment, size_t size)
         GSHMEMI_WARN(ALLOC, "gshmem_align: alignment=%zu exceeds the largest supported (%zu)", alignment,
                      GSHMEMI_HEAP_BASE_ALIGN);
     else p = shmalloc_alloc(st, __func__, size, alignment);
+    gshmemi_sync_quiet(st, __func__); /* ends like gshmem_barrier_all, as OpenSHMEM says */
     gshmemi_sync_barrier(st, __func__);
     return p;
 }

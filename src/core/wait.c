@@ -116,7 +116,9 @@ static void wait_view_init(struct wait_view *v, const struct gshmemi_wait_args *
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
     *v = (struct wait_view){.args = *a, .st = st};
-    if (a->nelems == 0 || (st->heap_host_accessible && !st->check_args)) return;
+    if (a->nelems == 0) return;
+    /* In every build, as RMA and atomics check theirs: a private ivar would otherwise
+     * just wait until GSHMEM_TIMEOUT, whose message does not say why. */
     size_t len = gshmemi_api_bytes(st, a->fn, a->nelems, a->width);
     v->offset = gshmemi_api_offset(st, a->fn, "ivars", (const void *)a->ivars, len, st->my_pe);
     if (st->heap_host_accessible) return;
