@@ -177,7 +177,7 @@ void gshmemi_tcp_root_destroy(struct gshmemi_tcp_root *root)
     if (root == NULL) return;
     for (int i = 0; root->conns && i < root->nslots; i++) {
         if (root->conns[i].fd >= 0) close(root->conns[i].fd);
-        free(root->conns[i].payload);
+        root_conn_reset(&root->conns[i]); /* its payload, and a challenge still unanswered */
     }
     for (int r = 0; root->contrib && r < root->nranks; r++) free(root->contrib[r]);
     if (root->listen_fd >= 0) close(root->listen_fd);

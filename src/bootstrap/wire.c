@@ -77,9 +77,11 @@ int gshmemi_wire_secret_load(const char *text, const char *file, uint8_t *out, s
         return GSHMEMX_ERR_CONFIG;
     }
     size_t n = fread(out, 1, GSHMEMI_WIRE_SECRET_MAX, f);
-    int bad = ferror(f), more = !bad && fgetc(f) != EOF;
+    int bad = ferror(f), next = bad ? EOF : fgetc(f);
+    /* One trailing newline is not part of the secret, also after 4096 bytes. */
+    int more = next != EOF && !(next == '\n' && fgetc(f) == EOF);
     fclose(f);
-    if (n > 0 && out[n - 1] == '\n') n--;
+    if (next == EOF && n > 0 && out[n - 1] == '\n') n--;
     if (bad || more || n == 0) {
         GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_SECRET_FILE=%s: the job secret file is %s", file,
                       bad ? "unreadable" : more ? "longer than 4096 bytes" : "empty");

@@ -291,6 +291,22 @@ Test(secret_source, text_file_and_refusals)
     cr_assert_eq(gshmemi_wire_secret_load(NULL, path, buf, &len), 0);
     cr_assert_eq(len, 7, "one trailing newline stripped, not two");
     cr_assert_eq(memcmp(buf, "s3cret\n", 7), 0);
+    /* The longest secret, with and without the newline echo adds; one byte more is refused. */
+    static char longest[GSHMEMI_WIRE_SECRET_MAX + 2];
+    memset(longest, 'k', sizeof(longest));
+    longest[GSHMEMI_WIRE_SECRET_MAX] = '\n';
+    write_file(longest, GSHMEMI_WIRE_SECRET_MAX + 1);
+    cr_assert_eq(gshmemi_wire_secret_load(NULL, path, buf, &len), 0, "4096 bytes and a newline");
+    cr_assert_eq(len, GSHMEMI_WIRE_SECRET_MAX);
+    write_file(longest, GSHMEMI_WIRE_SECRET_MAX);
+    cr_assert_eq(gshmemi_wire_secret_load(NULL, path, buf, &len), 0, "4096 bytes");
+    cr_assert_eq(len, GSHMEMI_WIRE_SECRET_MAX);
+    longest[GSHMEMI_WIRE_SECRET_MAX] = 'k';
+    write_file(longest, GSHMEMI_WIRE_SECRET_MAX + 1);
+    cr_assert_eq(gshmemi_wire_secret_load(NULL, path, buf, &len), GSHMEMX_ERR_CONFIG, "4097 bytes");
+    longest[GSHMEMI_WIRE_SECRET_MAX + 1] = '\n';
+    write_file(longest, GSHMEMI_WIRE_SECRET_MAX + 2);
+    cr_assert_eq(gshmemi_wire_secret_load(NULL, path, buf, &len), GSHMEMX_ERR_CONFIG, "4097 bytes and a newline");
     write_file("\n", 1);
     cr_assert_eq(gshmemi_wire_secret_load(NULL, path, buf, &len), GSHMEMX_ERR_CONFIG, "empty secret");
     cr_assert_eq(gshmemi_wire_secret_load("abc", path, buf, &len), GSHMEMX_ERR_CONFIG, "both set");
