@@ -194,7 +194,12 @@ int gshmemi_bootstrap_init(const struct gshmemi_env *env, struct gshmemi_bootstr
     }
     gshmemi_log_set_pe(bs->rank);
     rc = boot_local_view(env, bs);
-    if (rc) gshmemi_bootstrap_fini(bs);
+    if (rc) {
+        /* The job cannot go on: a root this process hosts (unique ID) gets the short
+         * wait of an ended job, not another GSHMEM_TIMEOUT for PEs that never came. */
+        if (bs->ops->linger) bs->ops->linger(bs);
+        gshmemi_bootstrap_fini(bs);
+    }
     return rc;
 }
 
