@@ -15,6 +15,8 @@
 #include <gshmem.h>
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -60,6 +62,64 @@ int gshmemi_coll_check_overlap(const struct gshmemi_coll *c, const void *dest, s
     GSHMEMI_ERROR(SYNC, "%s: dest=%p (%zu bytes) and source=%p (%zu bytes) overlap on PE %d%s", c->fn, dest, dlen,
                   source, slen, c->st->my_pe, in_place_ok ? " (only dest == source, in place, is allowed)" : "");
     return GSHMEMX_ERR_INVALID_ARG;
+}
+
+/* ---- GSHMEM_CHECK: the same call on every member ---------------------------------------------- */
+
+static void coll_call_describe(const struct gshmemi_coll_call *r, char *buf, size_t len)
+{
+    static const char *const ops[] = {"and", "or", "xor", "max", "min", "sum", "prod"}; /* coll_reduce.c's order */
+#define COLL_TYPE_NAME(T, N) #N,
+    static const char *const types[] = {GSHMEM_REDUCE_ARITH_TYPES(COLL_TYPE_NAME)}; /* its type order */
+#undef COLL_TYPE_NAME
+    const int ntypes = (int)(sizeof(types) / sizeof(types[0]));
+    const long long *a = (const long long *)r->args;
+    switch (r->routine) {
+    case GSHMEMI_COLL_SYNC: snprintf(buf, len, "a team barrier or sync"); break;
+    case GSHMEMI_COLL_BROADCAST:
+        snprintf(buf, len, "a broadcast (PE_root %lld, nelems %lld of %u bytes)", a[0], a[1], r->elem);
+        break;
+    case GSHMEMI_COLL_COLLECT: snprintf(buf, len, "a collect (elements of %u bytes)", r->elem); break;
+    case GSHMEMI_COLL_FCOLLECT: snprintf(buf, len, "an fcollect (nelems %lld of %u bytes)", a[0], r->elem); break;
+    case GSHMEMI_COLL_ALLTOALL: snprintf(buf, len, "an alltoall (nelems %lld of %u bytes)", a[0], r->elem); break;
+    case GSHMEMI_COLL_ALLTOALLS:
+        snprintf(buf, len, "an alltoalls (dst %lld, sst %lld, nelems %lld of %u bytes)", a[0], a[1], a[2], r->elem);
+        break;
+    case GSHMEMI_COLL_REDUCE:
+        snprintf(buf, len, "a %s reduction of %s (nreduce %lld)", a[0] >= 0 && a[0] < 7 ? ops[a[0]] : "?",
+                 a[1] >= 0 && a[1] < ntypes ? types[a[1]] : "?", a[2]);
+        break;
+    default: snprintf(buf, len, "no collective known (routine %u)", r->routine); break;
+    }
+}
+
+void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_team_t team, unsigned routine,
+                             size_t elem, int64_t a0, int64_t a1, int64_t a2, int64_t a3)
+{
+    struct gshmemi_team *t = &st->teams[team];
+    if (!st->check_args || t->size < 2) return;
+    struct gshmemi_coll_call mine = {.seq = ++t->coll_calls, .routine = routine, .elem = (uint32_t)elem,
+                                     .args = {a0, a1, a2, a3}};
+    /* Two records a slot, by parity: a member may write its next call's record while
+     * another still reads this one, never the one after (the meeting below). */
+    size_t off = GSHMEMI_SYNC_CALLS_OFFSET(st->n_pes) + ((size_t)team * 2 + (mine.seq & 1)) * sizeof(mine);
+    memcpy((char *)st->sync_heap.base + off, &mine, sizeof(mine));
+    atomic_thread_fence(memory_order_release);
+    gshmemi_team_sync_host(st, team, fn);
+    if (t->my_index == 0) return; /* member 0's call is the reference; the others say who differs */
+    int pe0 = gshmemi_team_world_pe(t, 0);
+    struct gshmemi_coll_call theirs;
+    struct gshmemi_transport *tp = st->sync_of_pe[pe0];
+    gshmemi_api_check_rc(st, fn, tp->ops->get(tp, pe0, &theirs, off, sizeof(theirs)), pe0);
+    if (memcmp(&theirs, &mine, sizeof(mine)) == 0) return;
+    char here[160], there[160];
+    coll_call_describe(&mine, here, sizeof(here));
+    coll_call_describe(&theirs, there, sizeof(there));
+    GSHMEMI_ERROR(SYNC, "%s: collective call #%llu on team %d differs (GSHMEM_CHECK): PE %d (team PE %d) called %s, "
+                        "PE %d (team PE 0) called %s as its call #%llu",
+                  fn, (unsigned long long)mine.seq, (int)team, st->my_pe, t->my_index, here, pe0, there,
+                  (unsigned long long)theirs.seq);
+    gshmemi_fatal(st, GSHMEMX_ERR_MISMATCH);
 }
 
 /* ---- Data mover ------------------------------------------------------------------------------- */
@@ -184,6 +244,7 @@ static int coll_broadcast(const char *fn, gshmem_team_t team, void *dest, const 
     struct gshmemi_coll c;
     int rc = gshmemi_coll_begin(&c, fn, team);
     if (rc != 0) return rc;
+    gshmemi_coll_check_call(c.st, fn, team, GSHMEMI_COLL_BROADCAST, elem, root, (int64_t)nelems, 0, 0);
     if (root < 0 || root >= c.t->size) {
         GSHMEMI_ERROR(SYNC, "%s: PE_root=%d is not a PE of team %d, which has %d PEs (PE %d)", fn, root, (int)team,
                       c.t->size, c.st->my_pe);
@@ -212,6 +273,8 @@ static int coll_blocks_begin(struct gshmemi_coll *c, const char *fn, gshmem_team
 {
     int rc = gshmemi_coll_begin(c, fn, team);
     if (rc != 0) return rc;
+    gshmemi_coll_check_call(c->st, fn, team, source_per_member ? GSHMEMI_COLL_ALLTOALL : GSHMEMI_COLL_FCOLLECT, elem,
+                            (int64_t)nelems, 0, 0, 0);
     b->len = gshmemi_api_bytes(c->st, fn, nelems, elem);
     if (b->len == 0) return 0;
     size_t total = gshmemi_api_bytes(c->st, fn, b->len, (size_t)c->t->size);
@@ -258,6 +321,7 @@ static int coll_collect(const char *fn, gshmem_team_t team, void *dest, const vo
     struct gshmemi_coll c;
     int rc = gshmemi_coll_begin(&c, fn, team);
     if (rc != 0) return rc;
+    gshmemi_coll_check_call(c.st, fn, team, GSHMEMI_COLL_COLLECT, elem, 0, 0, 0, 0); /* counts may differ */
     size_t len = gshmemi_api_bytes(c.st, fn, nelems, elem);
     size_t src_off = len ? gshmemi_api_offset(c.st, fn, "source", source, len, c.st->my_pe) : 0;
     uint64_t *published = (uint64_t *)((char *)c.st->sync_heap.base + gshmemi_team_published_offset(team));
@@ -327,6 +391,7 @@ static int coll_alltoalls(const char *fn, gshmem_team_t team, void *dest, const 
     struct gshmemi_coll c;
     int rc = gshmemi_coll_begin(&c, fn, team);
     if (rc != 0) return rc;
+    gshmemi_coll_check_call(c.st, fn, team, GSHMEMI_COLL_ALLTOALLS, elem, dst, sst, (int64_t)nelems, 0);
     if (dst < 1 || sst < 1) {
         GSHMEMI_ERROR(SYNC, "%s: dst=%td, sst=%td: both strides must be >= 1 (PE %d)", fn, dst, sst, c.st->my_pe);
         return GSHMEMX_ERR_INVALID_ARG;

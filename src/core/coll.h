@@ -41,6 +41,23 @@ int gshmemi_coll_begin(struct gshmemi_coll *c, const char *fn, gshmem_team_t tea
 int gshmemi_coll_check_overlap(const struct gshmemi_coll *c, const void *dest, size_t dlen, const void *source,
                                size_t slen, int in_place_ok);
 
+/* Collectives whose calls GSHMEM_CHECK compares across a team. */
+enum gshmemi_coll_routine {
+    GSHMEMI_COLL_SYNC = 1, /* team_sync, sync, barrier */
+    GSHMEMI_COLL_BROADCAST,
+    GSHMEMI_COLL_COLLECT,
+    GSHMEMI_COLL_FCOLLECT,
+    GSHMEMI_COLL_ALLTOALL,
+    GSHMEMI_COLL_ALLTOALLS,
+    GSHMEMI_COLL_REDUCE,
+};
+/* Under GSHMEM_CHECK (a no-op otherwise, and for a team of one): every member writes
+ * what it called into its sync heap, the team meets, and each member compares its call
+ * with member 0's; a difference ends the job naming both calls and PEs. Called before
+ * anything else of the collective synchronizes, nelems 0 included. */
+void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_team_t team, unsigned routine,
+                             size_t elem, int64_t a0, int64_t a1, int64_t a2, int64_t a3);
+
 /* pe's copy of heap offset off as a host address, or NULL: use the transport. */
 void *gshmemi_coll_ptr(const struct gshmemi_state *st, int pe, size_t off);
 /* len bytes of pe's heap at off into local memory, and back. */

@@ -99,6 +99,7 @@ static int reduce(const char *fn, gshmem_team_t team, void *dest, const void *so
     struct gshmemi_coll c;
     int rc = gshmemi_coll_begin(&c, fn, team);
     if (rc != 0) return rc;
+    gshmemi_coll_check_call(c.st, fn, team, GSHMEMI_COLL_REDUCE, elem, op, type, (int64_t)nreduce, 0);
     size_t len = gshmemi_api_bytes(c.st, fn, nreduce, elem);
     if (len == 0) return 0;
     size_t dst_off = gshmemi_api_offset(c.st, fn, "dest", dest, len, c.st->my_pe);

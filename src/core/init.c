@@ -165,7 +165,7 @@ static int init_sync_heap(struct gshmemi_state *st)
 {
     struct gshmemi_env small = st->env;
     /* After the reserved area: two banks of split records (team.c). */
-    small.symmetric_size = 2 * (size_t)st->n_pes * sizeof(struct gshmemi_split_record);
+    small.symmetric_size = 2 * (size_t)st->n_pes * sizeof(struct gshmemi_split_record) + GSHMEMI_SYNC_CALLS_BYTES;
     small.hugepages = GSHMEMI_HUGEPAGES_OFF;
     st->sync_of_pe = calloc((size_t)st->n_pes, sizeof(*st->sync_of_pe));
     if (!st->sync_of_pe) return GSHMEMX_ERR_NOMEM;

@@ -30,6 +30,19 @@ struct gshmemi_split_record {
     int64_t parent;
 };
 
+/* After the split banks: per team slot, two records (by the call count's parity) of
+ * this PE's last collective call on it, which the members compare under GSHMEM_CHECK
+ * (coll.c). */
+struct gshmemi_coll_call {
+    uint64_t seq;     /* the team's collective calls on this PE, this one included */
+    uint32_t routine; /* enum gshmemi_coll_routine (coll.h) */
+    uint32_t elem;    /* bytes of an element */
+    int64_t args[4];  /* the routine's arguments that must agree */
+};
+#define GSHMEMI_SYNC_CALLS_OFFSET(n_pes) \
+    (GSHMEMI_SYNC_SPLIT_OFFSET + 2 * (size_t)(n_pes) * sizeof(struct gshmemi_split_record))
+#define GSHMEMI_SYNC_CALLS_BYTES (2 * (size_t)GSHMEMI_TEAMS_LIMIT * sizeof(struct gshmemi_coll_call))
+
 /* A team on the host side (team.c). Slots 0-2 are the predefined teams. */
 struct gshmemi_team {
     int in_use;    /* this PE is a member */
@@ -39,6 +52,7 @@ struct gshmemi_team {
     int my_index;  /* this PE's number in the team */
     uint64_t sync_epoch;  /* host-side team barriers so far */
     uint64_t split_count; /* splits with this team as parent so far */
+    uint64_t coll_calls;  /* collective calls checked on it so far (GSHMEM_CHECK) */
     gshmem_team_config_t config;
     long config_mask;
 };

@@ -2,6 +2,7 @@
 #include "core/team.h"
 
 #include "core/api.h"
+#include "core/coll.h"
 #include "device/device_publish.h"
 
 #include <gshmem.h>
@@ -422,6 +423,7 @@ int gshmem_team_sync(gshmem_team_t team)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
     if (!gshmemi_team_get(st, team, __func__)) return GSHMEMX_ERR_INVALID_ARG;
+    gshmemi_coll_check_call(st, __func__, team, GSHMEMI_COLL_SYNC, 0, 0, 0, 0, 0);
     gshmemi_team_sync_host(st, team, __func__);
     return 0;
 }
@@ -430,6 +432,7 @@ int gshmem_sync(gshmem_team_t team)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
     if (!gshmemi_team_get(st, team, __func__)) return GSHMEMX_ERR_INVALID_ARG;
+    gshmemi_coll_check_call(st, __func__, team, GSHMEMI_COLL_SYNC, 0, 0, 0, 0, 0);
     gshmemi_team_sync_host(st, team, __func__);
     return 0;
 }
@@ -438,6 +441,7 @@ int gshmem_barrier(gshmem_team_t team)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
     if (!gshmemi_team_get(st, team, __func__)) return GSHMEMX_ERR_INVALID_ARG;
+    gshmemi_coll_check_call(st, __func__, team, GSHMEMI_COLL_SYNC, 0, 0, 0, 0, 0);
     gshmemi_sync_quiet(st, __func__);
     gshmemi_team_sync_host(st, team, __func__);
     return 0;
