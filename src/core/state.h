@@ -26,8 +26,9 @@ struct gshmemi_sync_area {
 struct gshmemi_split_record {
     uint64_t free_mask; /* bit i: team slot i is free on the sender */
     int64_t args[4];    /* what the sender asked for (compared across the parent) */
-    uint64_t seq;       /* the parent's split count and the parent: a stale record is never read */
-    int64_t parent;
+    uint64_t seq;       /* the parent's split count, the parent and its generation: a stale */
+    int64_t parent;     /* record (an earlier team's in the same slot too) is never read */
+    uint64_t parent_gen;
 };
 
 /* After the split banks: per team slot, two records (by the call count's parity) of
@@ -53,6 +54,7 @@ struct gshmemi_team {
     uint64_t sync_epoch;  /* host-side team barriers so far */
     uint64_t split_count; /* splits with this team as parent so far */
     uint64_t coll_calls;  /* collective calls checked on it so far (GSHMEM_CHECK) */
+    uint64_t gen;         /* the same on every member, different for a later team in the slot */
     gshmem_team_config_t config;
     long config_mask;
 };

@@ -46,8 +46,8 @@ int gshmemi_team_init(struct gshmemi_state *st)
         return GSHMEMX_ERR_CONFIG;
     }
     memset(st->teams, 0, sizeof(st->teams));
-    st->teams[GSHMEM_TEAM_WORLD] =
-        (struct gshmemi_team){.in_use = 1, .start = 0, .stride = 1, .size = st->n_pes, .my_index = st->my_pe};
+    st->teams[GSHMEM_TEAM_WORLD] = (struct gshmemi_team){.in_use = 1, .start = 0, .stride = 1, .size = st->n_pes,
+                                                         .my_index = st->my_pe, .gen = 1};
     int *shared = malloc((size_t)st->n_pes * sizeof(int)), *node = malloc((size_t)st->n_pes * sizeof(int));
     if (!shared || !node) {
         free(shared);
@@ -62,6 +62,8 @@ int gshmemi_team_init(struct gshmemi_state *st)
     }
     team_from_members(st, &st->teams[GSHMEM_TEAM_SHARED], shared, n_shared);
     team_from_members(st, &st->teams[GSHMEMX_TEAM_NODE], node, n_node);
+    st->teams[GSHMEM_TEAM_SHARED].gen = 2; /* predefined: never replaced */
+    st->teams[GSHMEMX_TEAM_NODE].gen = 3;
     free(shared);
     free(node);
     GSHMEMI_INFO(SYNC, "teams: SHARED has %d PEs (start %d, stride %d), NODE %d PEs", st->teams[1].size,
@@ -149,7 +151,8 @@ static const struct gshmemi_split_record *split_exchange(struct gshmemi_state *s
 {
     struct gshmemi_team *parent = &st->teams[parent_team];
     uint64_t seq = ++parent->split_count;
-    struct gshmemi_split_record mine = {.free_mask = split_free_mask(st), .seq = seq, .parent = parent_team};
+    struct gshmemi_split_record mine = {.free_mask = split_free_mask(st), .seq = seq, .parent = parent_team,
+                                        .parent_gen = parent->gen};
     memcpy(mine.args, args, sizeof(mine.args));
     size_t bank = GSHMEMI_SYNC_SPLIT_OFFSET + (size_t)(seq & 1) * (size_t)st->n_pes * sizeof(mine);
     for (int i = 0; i < parent->size; i++) {
@@ -164,6 +167,13 @@ static const struct gshmemi_split_record *split_exchange(struct gshmemi_state *s
     const struct gshmemi_split_record *all = (const void *)((const char *)st->sync_heap.base + bank);
     for (int i = 0; i < parent->size; i++) {
         const struct gshmemi_split_record *r = split_rec(all, parent, i);
+        if (r->seq == seq && r->parent == parent_team && r->parent_gen != parent->gen) {
+            GSHMEMI_ERROR(SYNC, "%s: the split record of PE %d is from an earlier team in slot %d (PE %d is at split "
+                                "%llu of team %d): the members' splits do not match",
+                          fn, gshmemi_team_world_pe(parent, i), (int)parent_team, st->my_pe, (unsigned long long)seq,
+                          (int)parent_team);
+            return NULL;
+        }
         if (r->seq != seq || r->parent != parent_team) {
             GSHMEMI_ERROR(SYNC, "%s: the split record of PE %d is from split %llu of team %lld, PE %d is at split %llu "
                                 "of team %d",
@@ -230,8 +240,19 @@ static int split_finish(struct gshmemi_state *st, gshmem_team_t parent_team, con
     return rc;
 }
 
+/* A team's generation, from its parent's, the parent's split count and which of the
+ * split's teams it is: every member computes the same, and a later team in the slot
+ * (whose split count starts again from 0) gets another. */
+static uint64_t team_gen(const struct gshmemi_team *parent, unsigned which)
+{
+    uint64_t h = parent->gen * 0x9e3779b97f4a7c15ull ^ (parent->split_count << 1 | which);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
 static void team_set(struct gshmemi_state *st, int slot, const struct gshmemi_team *parent, int start, int stride,
-                     int size, const gshmem_team_config_t *config, long mask)
+                     int size, const gshmem_team_config_t *config, long mask, unsigned which)
 {
     struct gshmemi_team *t = &st->teams[slot];
     /* One member: any stride was valid, and the product could overflow int (to 0,
@@ -242,6 +263,7 @@ static void team_set(struct gshmemi_state *st, int slot, const struct gshmemi_te
                                .stride = size == 1 ? 1 : parent->stride * stride,
                                .size = size};
     t->my_index = gshmemi_team_index_of(t, st->my_pe);
+    t->gen = team_gen(parent, which);
     if (config && (mask & GSHMEM_TEAM_NUM_CONTEXTS)) {
         t->config.num_contexts = config->num_contexts;
         t->config_mask = GSHMEM_TEAM_NUM_CONTEXTS;
@@ -283,7 +305,7 @@ static int team_split_strided(gshmem_team_t parent_team, int start, int stride, 
     if (rc != 0) return rc;
     int pi = parent->my_index;
     int member = pi >= start && (pi - start) % stride == 0 && (pi - start) / stride < size;
-    if (member) team_set(st, slot, parent, start, stride, size, config, config_mask);
+    if (member) team_set(st, slot, parent, start, stride, size, config, config_mask, 0);
     if ((rc = split_finish(st, parent_team, &slot, 1, "gshmem_team_split_strided")) != 0) return rc;
     if (member) *new_team = slot;
     GSHMEMI_INFO(SYNC, "%s: team %d = start %d stride %d size %d of team %d%s", "gshmem_team_split_strided", slot, start, stride, size,
@@ -318,8 +340,8 @@ static int team_split_2d(gshmem_team_t parent_team, int xrange, const gshmem_tea
     int row_start = pi / x * x, col = pi % x;
     int row_size = parent->size - row_start < x ? parent->size - row_start : x;
     int col_size = (parent->size - col + x - 1) / x;
-    team_set(st, slots[0], parent, row_start, 1, row_size, xaxis_config, xaxis_mask);
-    team_set(st, slots[1], parent, col, x, col_size, yaxis_config, yaxis_mask);
+    team_set(st, slots[0], parent, row_start, 1, row_size, xaxis_config, xaxis_mask, 0);
+    team_set(st, slots[1], parent, col, x, col_size, yaxis_config, yaxis_mask, 1);
     if ((rc = split_finish(st, parent_team, slots, 2, "gshmem_team_split_2d")) != 0) return rc;
     *xaxis_team = slots[0];
     *yaxis_team = slots[1];
