@@ -221,8 +221,13 @@ int gshmemi_alloc_alloc(struct gshmemi_alloc *a, size_t size, size_t alignment, 
     size_t search = need + (alignment - GSHMEMI_ALLOC_GRANULE);
     block_t *b = alloc_find_free(a, search);
     if (!b && alignment > GSHMEMI_ALLOC_GRANULE) {
-        b = alloc_find_free(a, need); /* an already aligned block may still fit */
-        if (b && b->off % alignment) b = NULL;
+        /* A free block smaller than the search size may still hold need bytes from an
+         * aligned offset: walk every block (rare: an aligned request on a heap with no
+         * block of the search size), first fit. */
+        for (block_t *c = a->first; c && !b; c = c->phys_next) {
+            size_t pad = (alignment - c->off % alignment) % alignment;
+            if (c->is_free && c->size >= need && c->size - need >= pad) b = c;
+        }
     }
     if (!b || alloc_hash_reserve(a) != 0) return GSHMEMX_ERR_NOMEM;
     alloc_free_remove(a, b);

@@ -396,6 +396,36 @@ Test(alloc, fragmentation)
     model_fini(&m);
 }
 
+/* An aligned request that fits only in a free block smaller than size + alignment:
+ * [1M, 4M + 64K) is free, [2M, 4M) is aligned to 2M and inside it, and no block of
+ * 4M - 64 bytes exists. The allocator once looked for that size only, then for an
+ * already aligned free block, and refused (found by review). */
+Test(alloc, aligned_fits_inside_a_smaller_free_block)
+{
+    const size_t K = 1024, M = 1024 * K;
+    struct model m;
+    model_init(&m, 64 * K, 16 * M);
+    size_t a, b, c, off;
+    cr_assert_eq(gshmemi_alloc_alloc(&m.a, M - 64 * K, 0, &a), 0); /* [64K, 1M) */
+    cr_assert_eq(a, 64 * K);
+    cr_assert_eq(gshmemi_alloc_alloc(&m.a, 3 * M + 64 * K, 0, &b), 0); /* [1M, 4M + 64K) */
+    cr_assert_eq(b, M);
+    cr_assert_eq(gshmemi_alloc_alloc(&m.a, 12 * M - 64 * K, 0, &c), 0); /* the rest but the last 64K */
+    model_add(&m, a, M - 64 * K);
+    model_add(&m, c, 12 * M - 64 * K);
+    cr_assert_eq(gshmemi_alloc_free(&m.a, b), 0);
+    model_check(&m, NULL);
+    cr_assert_lt(gshmemi_alloc_largest_free(&m.a), 2 * M + 2 * M - G, "no free block of the search size");
+    cr_assert_eq(gshmemi_alloc_alloc(&m.a, 2 * M, 2 * M, &off), 0, "[2M, 4M) is free and aligned");
+    cr_assert_eq(off % (2 * M), 0);
+    cr_assert_geq(off, M);
+    cr_assert_leq(off + 2 * M, 4 * M + 64 * K);
+    model_add(&m, off, 2 * M);
+    model_check(&m, NULL);
+    model_free_all(&m);
+    model_fini(&m);
+}
+
 Test(alloc, exhaustion)
 {
     const size_t size = 1u << 20;
