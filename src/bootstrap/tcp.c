@@ -521,21 +521,29 @@ int gshmemi_bootstrap_tcp_join(const struct gshmemi_tcp_join *j, struct gshmemi_
         return GSHMEMX_ERR_INVALID_ARG;
     }
     if ((rc = tcp_impl_create(j, &t)) != 0) return rc;
-    /* A root flooded with connections may close ours before reading the HELLO: once more. */
-    for (int attempt = 0; attempt < 2; attempt++) {
+    /* A root flooded with connections may close ours before reading the HELLO: again,
+     * backing off from 20 ms to 1 s, until GSHMEM_TIMEOUT (the last attempt says why). */
+    int64_t deadline = gshmemi_wire_deadline(j->timeout);
+    long pause_ms = 20;
+    for (int attempt = 0;; attempt++) {
         if (t->fd >= 0) close(t->fd);
         atomic_store(&t->failed, 0);
-        t->fd = tcp_connect(j->roots, j->nroots, gshmemi_wire_deadline(j->timeout), why, sizeof(why));
+        t->fd = tcp_connect(j->roots, j->nroots, deadline, why, sizeof(why));
         if (t->fd < 0) {
             GSHMEMI_ERROR(BOOT, "could not reach the %s within %g s (GSHMEM_TIMEOUT): %s", t->peer, j->timeout,
                           why);
             rc = GSHMEMX_ERR_TIMEOUT;
             goto err_free;
         }
-        t->quiet_lost = attempt == 0;
+        int last = deadline >= 0 && gshmemi_wire_now_ms() + pause_ms >= deadline;
+        t->quiet_lost = !last;
         rc = tcp_hello(t);
         t->quiet_lost = 0;
-        if (rc != GSHMEMX_ERR_PEER_LOST) break;
+        if (rc != GSHMEMX_ERR_PEER_LOST || last) break;
+        if (attempt == 0)
+            GSHMEMI_INFO(BOOT, "the %s closed the connection before answering; trying again", t->peer);
+        nanosleep(&(struct timespec){.tv_sec = pause_ms / 1000, .tv_nsec = (pause_ms % 1000) * 1000000L}, NULL);
+        pause_ms = pause_ms * 2 > 1000 ? 1000 : pause_ms * 2;
     }
     if (rc != 0) goto err_close;
     bs->ops = &tcp_ops;

@@ -512,16 +512,32 @@ static void root_peer_name(const struct sockaddr_storage *ss, socklen_t len, cha
     else snprintf(out, outlen, "%.100s:%.8s", host, serv);
 }
 
+/* A slot for a new connection. When nranks + ROOT_PENDING_MAX connections already wait
+ * for their HELLO, the oldest of them is turned away for it: dropping the new one
+ * instead let a few dozen silent connections keep every PE out for the root's whole
+ * timeout (found by review 2026-12-05). */
 static struct root_conn *root_free_slot(struct gshmemi_tcp_root *root)
 {
     int pending = 0;
-    struct root_conn *free_slot = NULL;
+    struct root_conn *free_slot = NULL, *oldest = NULL;
     for (int i = 0; i < root->nslots; i++) {
         struct root_conn *c = &root->conns[i];
-        if (c->fd >= 0 && c->rank < 0) pending++;
+        if (c->fd >= 0 && c->rank < 0 && !c->challenged) {
+            pending++;
+            if (!oldest || c->accepted_ms < oldest->accepted_ms) oldest = c;
+        } else if (c->fd >= 0 && c->rank < 0) {
+            pending++;
+        }
         if (c->fd < 0 && free_slot == NULL) free_slot = c;
     }
-    return pending < root->nranks + ROOT_PENDING_MAX ? free_slot : NULL;
+    if (pending < root->nranks + ROOT_PENDING_MAX) return free_slot;
+    if (!oldest) return NULL;
+    /* Closed without an ERROR: a PE that was slow to say HELLO sees the connection
+     * close, and connects again. */
+    GSHMEMI_WARN(BOOT, "bootstrap root: closed the connection from %s: no HELLO yet, the oldest of %d connections "
+                       "without one, and another came", oldest->peer, pending);
+    root_close_conn(root, oldest);
+    return oldest; /* its slot is free */
 }
 
 static void root_accept(struct gshmemi_tcp_root *root)
@@ -548,7 +564,9 @@ static void root_accept(struct gshmemi_tcp_root *root)
         }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
         c->fd = fd;
-        c->hello_deadline = gshmemi_wire_deadline(root->timeout);
+        c->accepted_ms = gshmemi_wire_now_ms();
+        c->hello_deadline =
+            gshmemi_wire_deadline(root->timeout > 0 && root->timeout < ROOT_HELLO_S ? root->timeout : ROOT_HELLO_S);
         snprintf(c->peer, sizeof(c->peer), "%s", peer);
         GSHMEMI_TRACE(BOOT, "bootstrap root: connection from %s", peer);
         root_service_conn(root, c); /* a HELLO already here frees the pending slot at once */
@@ -565,7 +583,8 @@ static int root_expire_pending(struct gshmemi_tcp_root *root)
         int ms = gshmemi_wire_poll_ms(c->hello_deadline);
         if (ms == 0) {
             char why[GSHMEMI_WIRE_MSG_MAX];
-            snprintf(why, sizeof(why), "no HELLO within %g s", root->timeout);
+            snprintf(why, sizeof(why), "no HELLO within %g s",
+                     root->timeout > 0 && root->timeout < ROOT_HELLO_S ? root->timeout : ROOT_HELLO_S);
             root_refuse(root, c, GSHMEMX_ERR_TIMEOUT, why);
         } else if (next < 0 || ms < next) {
             next = ms;

@@ -16,6 +16,9 @@
 /* Connections that may wait for their HELLO beyond the job's own nranks: a burst of
  * every PE at once is always served, strangers cannot take more than this. */
 #define ROOT_PENDING_MAX 64
+/* How long a connection has to say HELLO (at most the root's timeout): a PE sends it
+ * as soon as it has connected; anything silent longer only holds a slot. */
+#define ROOT_HELLO_S 10.0
 #define ROOT_PEER_MAX 160
 #define ROOT_ABORT_SEND_TIMEOUT_S 1.0
 
@@ -24,6 +27,7 @@ struct root_conn {
     int rank; /* -1 until its HELLO is accepted */
     int bye;
     int64_t hello_deadline;
+    int64_t accepted_ms; /* when accepted: the oldest silent connection goes first when full */
     char peer[ROOT_PEER_MAX];
     uint8_t hdr_buf[GSHMEMI_WIRE_HEADER_SIZE];
     size_t hdr_got;

@@ -259,6 +259,20 @@ Test(open_root, client_with_secret_fails_clearly)
     cr_assert(log_has("refused while joining", "has a job secret but this root was started without one"));
 }
 
+/* More silent connections than the root keeps waiting for a HELLO (nranks + 64): the
+ * oldest make room for newer ones, and the PEs, retrying when closed, still join. The
+ * root once dropped every new connection instead, and both PEs failed at once. */
+Test(open_root, clients_join_past_silent_connections)
+{
+    int silent[70];
+    for (int i = 0; i < 70; i++) silent[i] = raw_connect(NULL);
+    struct client cs[2] = {{.rank = 0}, {.rank = 1}};
+    clients_run(cs, 2);
+    cr_assert_eq(cs[0].rc, 0, "PE 0: %s", gshmemx_status_name(cs[0].rc));
+    cr_assert_eq(cs[1].rc, 0, "PE 1: %s", gshmemx_status_name(cs[1].rc));
+    for (int i = 0; i < 70; i++) close(silent[i]);
+}
+
 Test(open_root, clients_without_secret_join)
 {
     struct client cs[2] = {{.rank = 0}, {.rank = 1}};
