@@ -251,7 +251,20 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
     if ((rc = gshmemi_device_state_publish(st)) != 0) return rc;
     st->barrier_epoch = 0;
     st->alloc_seq = 0;
-    if ((rc = st->boot.ops->barrier(&st->boot)) != 0) return rc;
+    /* The closing barrier, as an allgather of the check setting: checked collectives
+     * meet once more per call, so PEs that differ in it would pair the wrong barriers. */
+    int32_t *checks = malloc((size_t)st->n_pes * sizeof(*checks)), mine = st->check_args;
+    if (!checks) return GSHMEMX_ERR_NOMEM;
+    rc = st->boot.ops->allgather(&st->boot, &mine, checks, sizeof(mine));
+    for (int pe = 0; rc == 0 && pe < st->n_pes; pe++)
+        if (checks[pe] != mine) {
+            GSHMEMI_ERROR(INIT, "PE %d checks collective arguments (GSHMEM_CHECK=1 or a debug build of gshmem) but PE %d "
+                                "does not: set GSHMEM_CHECK alike on every PE",
+                          mine ? st->my_pe : pe, mine ? pe : st->my_pe);
+            rc = GSHMEMX_ERR_CONFIG;
+        }
+    free(checks);
+    if (rc != 0) return rc;
     t[5] = init_ms();
     init_print_config(st);
     GSHMEMI_INFO(INIT, "PE %d of %d ready (node-local %d of %d) in %.1f ms: bootstrap %.1f, "

@@ -310,12 +310,15 @@ static void *proxy_main(void *arg)
      * (proxy_amo_done writes into it from the transport's thread). Nothing else to
      * complete: finalize's quiet did that before its barrier, after which the peers
      * may be gone. */
+    int rc = 0;
     if (proxy_drain(px) || __atomic_load_n(&px->amo_inflight, __ATOMIC_ACQUIRE) > 0) {
-        int rc = proxy_quiet_all(px);
+        rc = proxy_quiet_all(px);
         if (rc != 0) GSHMEMI_ERROR(TRANSPORT, "proxy: the final quiet failed: %s", gshmemx_strerror(rc));
     }
+    /* After a failed quiet the answers will not come: no wait, the memory is kept. */
     uint64_t start = proxy_now_ns(), limit = (uint64_t)(px->st->env.timeout * 1e9);
-    while (__atomic_load_n(&px->amo_inflight, __ATOMIC_ACQUIRE) > 0 && (!limit || proxy_now_ns() - start < limit))
+    while (rc == 0 && __atomic_load_n(&px->amo_inflight, __ATOMIC_ACQUIRE) > 0 &&
+           (!limit || proxy_now_ns() - start < limit))
         proxy_sleep(PROXY_SLEEP_MAX_NS);
     uint64_t left = __atomic_load_n(&px->amo_inflight, __ATOMIC_ACQUIRE);
     if (left > 0) {

@@ -209,11 +209,14 @@ static int tcp_accept_one(struct tcp_net *net, int lfd, const unsigned char *rem
     char err[160] = "";
     double hello_by = gshmemi_tcp_now() + TCP_HELLO_S;
     if (deadline > 0 && deadline < hello_by) hello_by = deadline;
-    int ok = tcp_setup_recv(fd, hdr, sizeof(hdr), hello_by) == 0 &&
-             gshmemi_tcp_frame_decode(hdr, 0, &f, err, sizeof(err)) == 0 && f.type == GSHMEMI_TCP_HELLO &&
-             tcp_setup_recv(fd, token, sizeof(token), hello_by) == 0;
+    int got = tcp_setup_recv(fd, hdr, sizeof(hdr), hello_by);
+    int ok = got == 0 && gshmemi_tcp_frame_decode(hdr, 0, &f, err, sizeof(err)) == 0 && f.type == GSHMEMI_TCP_HELLO &&
+             (got = tcp_setup_recv(fd, token, sizeof(token), hello_by)) == 0;
+    if (!ok && !*err)
+        snprintf(err, sizeof(err), got == -ETIMEDOUT ? "no HELLO within %g s" : "closed before its HELLO (%g s allowed)",
+                 TCP_HELLO_S);
     int from = ok ? (int)f.arg0 : -1;
-    const char *why = !ok ? (*err ? err : "no hello within 5 s")
+    const char *why = !ok ? err
                       : f.arg1 != (uint64_t)net->my_pe || memcmp(token, net->token, sizeof(token)) != 0
                           ? "it does not hold this PE's token (another job?)"
                       : f.arg0 >= (uint64_t)net->my_pe || !remote[from] ? "it claims a PE that does not connect here"

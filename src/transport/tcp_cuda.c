@@ -108,6 +108,7 @@ void *gshmemi_tcp_cuda_stage(struct tcp_cuda *cu, int i)
 int gshmemi_tcp_cuda_copy(struct tcp_cuda *cu, int i, void *device_addr, size_t len, int to_device)
 {
     void *stage = gshmemi_tcp_cuda_stage(cu, i);
+    if (!stage) return GSHMEMX_ERR_CUDA; /* its last copy failed (logged) */
     /* Default: the proxy's sources may be any memory the GPU addresses. */
     cudaError_t err = to_device ? cudaMemcpyAsync(device_addr, stage, len, cudaMemcpyDefault, cu->stream)
                                 : cudaMemcpyAsync(stage, device_addr, len, cudaMemcpyDefault, cu->stream);

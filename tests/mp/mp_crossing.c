@@ -1,6 +1,6 @@
 /*
  * Bulk transfers crossing in both directions at once, meant for the tcp transport with
- * small socket buffers (ctest runs it under small_sockbuf, an LD_PRELOAD shim): each
+ * small socket buffers (ctest runs it with GSHMEM_TCP_SOCKBUF=64K): each
  * PE gets several MiB from the next PE while that PE gets from its own next one, then
  * puts to the next PE while getting from it. Over tcp a get's answer is a train of
  * chunk frames written by the target's service thread, which cannot wait for the socket
