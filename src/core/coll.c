@@ -68,7 +68,6 @@ int gshmemi_coll_check_overlap(const struct gshmemi_coll *c, const void *dest, s
 
 static void coll_call_describe(const struct gshmemi_coll_call *r, char *buf, size_t len)
 {
-    static const char *const ops[] = {"and", "or", "xor", "max", "min", "sum", "prod"}; /* coll_reduce.c's order */
 #define COLL_TYPE_NAME(T, N) #N,
     static const char *const types[] = {GSHMEM_REDUCE_ARITH_TYPES(COLL_TYPE_NAME)}; /* its type order */
 #undef COLL_TYPE_NAME
@@ -86,7 +85,7 @@ static void coll_call_describe(const struct gshmemi_coll_call *r, char *buf, siz
         snprintf(buf, len, "an alltoalls (dst %lld, sst %lld, nelems %lld of %u bytes)", a[0], a[1], a[2], r->elem);
         break;
     case GSHMEMI_COLL_REDUCE:
-        snprintf(buf, len, "a %s reduction of %s (nreduce %lld)", a[0] >= 0 && a[0] < 7 ? ops[a[0]] : "?",
+        snprintf(buf, len, "a %s reduction of %s (nreduce %lld)", gshmemi_coll_reduce_op_name(a[0]),
                  a[1] >= 0 && a[1] < ntypes ? types[a[1]] : "?", a[2]);
         break;
     default: snprintf(buf, len, "no collective known (routine %u)", r->routine); break;

@@ -58,6 +58,9 @@ enum gshmemi_coll_routine {
 void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_team_t team, unsigned routine,
                              size_t elem, int64_t a0, int64_t a1, int64_t a2, int64_t a3);
 
+/* A reduction's op, as coll_reduce.c numbers them ("?" for none). */
+const char *gshmemi_coll_reduce_op_name(int64_t op);
+
 /* pe's copy of heap offset off as a host address, or NULL: use the transport. */
 void *gshmemi_coll_ptr(const struct gshmemi_state *st, int pe, size_t off);
 /* len bytes of pe's heap at off into local memory, and back. */

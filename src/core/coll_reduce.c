@@ -16,6 +16,12 @@
 
 enum reduce_op { REDUCE_OP_and, REDUCE_OP_or, REDUCE_OP_xor, REDUCE_OP_max, REDUCE_OP_min, REDUCE_OP_sum, REDUCE_OP_prod };
 
+const char *gshmemi_coll_reduce_op_name(int64_t op)
+{
+    static const char *const names[] = {"and", "or", "xor", "max", "min", "sum", "prod"}; /* enum reduce_op */
+    return op >= 0 && op < (int64_t)(sizeof(names) / sizeof(names[0])) ? names[op] : "?";
+}
+
 enum reduce_type {
 #define REDUCE_TYPE_ENUM(T, N) REDUCE_TYPE_##N,
     GSHMEM_REDUCE_ARITH_TYPES(REDUCE_TYPE_ENUM)
