@@ -97,7 +97,7 @@ void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_te
 {
     struct gshmemi_team *t = &st->teams[team];
     if (!st->check_args || t->size < 2) return;
-    struct gshmemi_coll_call mine = {.seq = ++t->coll_calls, .routine = routine, .elem = (uint32_t)elem,
+    struct gshmemi_coll_call mine = {.seq = ++t->coll_calls, .gen = t->gen, .routine = routine, .elem = (uint32_t)elem,
                                      .args = {a0, a1, a2, a3}};
     /* Two records a slot, by parity: a member may write its next call's record while
      * another still reads this one, never the one after (the meeting below). */
@@ -113,11 +113,17 @@ void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_te
     if (memcmp(&theirs, &mine, sizeof(mine)) == 0) return;
     char here[160], there[160];
     coll_call_describe(&mine, here, sizeof(here));
-    coll_call_describe(&theirs, there, sizeof(there));
+    if (theirs.gen != mine.gen || theirs.seq == 0) /* no checked call on this team yet */
+        snprintf(there, sizeof(there), "no collective on this team yet");
+    else {
+        coll_call_describe(&theirs, there, sizeof(there) - 32);
+        size_t used = strlen(there);
+        snprintf(there + used, sizeof(there) - used, " as its call #%llu", (unsigned long long)theirs.seq);
+    }
     GSHMEMI_ERROR(SYNC, "%s: collective call #%llu on team %d differs (GSHMEM_CHECK): PE %d (team PE %d) called %s, "
-                        "PE %d (team PE 0) called %s as its call #%llu",
-                  fn, (unsigned long long)mine.seq, (int)team, st->my_pe, t->my_index, here, pe0, there,
-                  (unsigned long long)theirs.seq);
+                        "PE %d (team PE 0) %s%s",
+                  fn, (unsigned long long)mine.seq, (int)team, st->my_pe, t->my_index, here, pe0,
+                  theirs.gen != mine.gen || theirs.seq == 0 ? "has made " : "called ", there);
     gshmemi_fatal(st, GSHMEMX_ERR_MISMATCH);
 }
 

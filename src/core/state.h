@@ -36,6 +36,7 @@ struct gshmemi_split_record {
  * (coll.c). */
 struct gshmemi_coll_call {
     uint64_t seq;     /* the team's collective calls on this PE, this one included */
+    uint64_t gen;     /* the team's generation: an earlier team's record in the slot never matches */
     uint32_t routine; /* enum gshmemi_coll_routine (coll.h) */
     uint32_t elem;    /* bytes of an element */
     int64_t args[4];  /* the routine's arguments that must agree */
