@@ -4,22 +4,29 @@
  * gave both new teams the same handle, silently (or failed with a confusing record
  * mismatch). The library must end the job saying that another thread is creating a
  * team. PE 1 starts its first split 300 ms late, so on every other PE the first split
- * is still waiting for PE 1 when the second begins. Reaching the end is a failure.
+ * is still waiting for PE 1 when the second begins (50 ms after the first started, on
+ * every PE, however late the first thread was scheduled). Reaching the end is a failure.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "mp_check.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 static gshmem_team_t g_parent[2], g_child[2];
 static int g_rc[2];
+static atomic_int g_first_started; /* thread 0 is about to split: thread 1 starts after it */
 
 static void *split_thread(void *arg)
 {
     int k = (int)(intptr_t)arg;
     if (k == 0 && gshmem_my_pe() == 1) nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
-    if (k == 1) nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    if (k == 0) atomic_store(&g_first_started, 1);
+    if (k == 1) {
+        while (!atomic_load(&g_first_started)) nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
     g_rc[k] = gshmem_team_split_strided(g_parent[k], 0, 1, gshmem_n_pes(), NULL, 0, &g_child[k]);
     return NULL;
 }

@@ -1,5 +1,5 @@
 /*
- * A wait that can never be satisfied: with GSHMEM_TIMEOUT=1 the library must give up
+ * A wait that can never be satisfied: with a short GSHMEM_TIMEOUT the library must give up
  * with a diagnostic ("timed out", naming the gshmem_ function) and end the job.
  */
 #include "mp_check.h"
