@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,15 +36,87 @@ static void root_close_conn(struct gshmemi_tcp_root *root, struct root_conn *c)
     root_conn_reset(c);
 }
 
+/* Writes what c's queue holds until the socket is full: 0 (all written, or the rest
+ * waits for POLLOUT), or a transport status, logged, once the connection failed. */
+static int root_flush(struct gshmemi_tcp_root *root, struct root_conn *c)
+{
+    while (c->out_head != NULL) {
+        struct root_out *o = c->out_head;
+        size_t plen = o->blob ? o->blob->len : 0, total = GSHMEMI_WIRE_HEADER_SIZE + plen;
+        struct iovec iov[2];
+        int n = 0;
+        if (o->sent < GSHMEMI_WIRE_HEADER_SIZE)
+            iov[n++] = (struct iovec){o->hdr + o->sent, GSHMEMI_WIRE_HEADER_SIZE - o->sent};
+        size_t poff = o->sent > GSHMEMI_WIRE_HEADER_SIZE ? o->sent - GSHMEMI_WIRE_HEADER_SIZE : 0;
+        if (plen > poff) iov[n++] = (struct iovec){o->blob->data + poff, plen - poff};
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        if (w < 0) {
+            int e = errno;
+            if (!root->failed) GSHMEMI_WARN(BOOT, "bootstrap root: sending to %s: %s", c->peer, strerror(e));
+            else GSHMEMI_INFO(BOOT, "bootstrap root: sending to %s: %s (the job is ending)", c->peer, strerror(e));
+            return (e == EPIPE || e == ECONNRESET) ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_SYSTEM;
+        }
+        o->sent += (size_t)w;
+        c->out_progress_ms = gshmemi_wire_now_ms();
+        if (o->sent < total) continue;
+        c->out_head = o->next;
+        if (c->out_head == NULL) c->out_tail = NULL;
+        root_blob_put(o->blob);
+        free(o);
+    }
+    return 0;
+}
+
+/* Queues a message for c, sharing blob (NULL: none), and writes what the socket takes
+ * now; the poll loop writes the rest. Nonzero only when the connection failed: a PE that
+ * stops reading delays nobody, and is lost once `timeout` s pass without progress. */
+static int root_send_blob(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
+                          struct root_blob *blob, double timeout)
+{
+    struct root_out *o = calloc(1, sizeof(*o));
+    if (o == NULL) {
+        GSHMEMI_WARN(BOOT, "bootstrap root: no memory to queue a %s for %s", gshmemi_wire_type_name(type), c->peer);
+        return GSHMEMX_ERR_NOMEM;
+    }
+    struct gshmemi_wire_header h;
+    gshmemi_wire_header_init(&h, type, GSHMEMI_WIRE_ROOT, seq, blob ? (uint32_t)blob->len : 0);
+    gshmemi_wire_header_encode(&h, o->hdr);
+    o->blob = blob;
+    if (blob) blob->refs++;
+    o->timeout = timeout;
+    if (c->out_head == NULL) {
+        c->out_head = o;
+        c->out_progress_ms = gshmemi_wire_now_ms();
+    } else {
+        c->out_tail->next = o;
+    }
+    c->out_tail = o;
+    return root_flush(root, c);
+}
+
+static struct root_blob *root_blob_new(const void *payload, size_t len)
+{
+    struct root_blob *b = malloc(sizeof(*b) + len);
+    if (b == NULL) return NULL;
+    b->refs = 1;
+    b->len = len;
+    if (payload != NULL && len) memcpy(b->data, payload, len);
+    return b;
+}
+
 static int root_send_timed(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
                            const void *payload, size_t len, double timeout)
 {
-    struct gshmemi_wire_header h;
-    char err[GSHMEMI_WIRE_ERR_MAX];
-    gshmemi_wire_header_init(&h, type, GSHMEMI_WIRE_ROOT, seq, (uint32_t)len);
-    int rc = gshmemi_wire_send(c->fd, &h, payload, gshmemi_wire_deadline(timeout), c->peer, err, sizeof(err));
-    if (rc && !root->failed) GSHMEMI_WARN(BOOT, "bootstrap root: %s", err);
-    else if (rc) GSHMEMI_INFO(BOOT, "bootstrap root: %s (the job is ending)", err);
+    struct root_blob *b = len ? root_blob_new(payload, len) : NULL;
+    if (len && b == NULL) {
+        GSHMEMI_WARN(BOOT, "bootstrap root: no memory to queue a %s for %s", gshmemi_wire_type_name(type), c->peer);
+        return GSHMEMX_ERR_NOMEM;
+    }
+    int rc = root_send_blob(root, c, type, seq, b, timeout);
+    root_blob_put(b);
     return rc;
 }
 
@@ -92,7 +165,7 @@ static void root_broadcast(struct gshmemi_tcp_root *root, const struct gshmemi_w
     for (int r = 0; r < root->nranks; r++) {
         int s = root->slot_of_rank[r];
         if (r == except || s < 0) continue;
-        /* A courtesy to PEs that may be dying too: never wait long on one. */
+        /* A courtesy to PEs that may be dying too: one that takes nothing for a second is dropped. */
         root_send_timed(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, len, ROOT_ABORT_SEND_TIMEOUT_S);
     }
 }
@@ -179,13 +252,14 @@ static void root_round_reset(struct gshmemi_tcp_root *root)
 static void root_round_complete(struct gshmemi_tcp_root *root)
 {
     size_t len = root->round_len, total = len * (size_t)root->nranks;
-    uint8_t *result = NULL;
-    if (root->round_status == 0 && total > 0 && (result = malloc(total)) == NULL) {
+    struct root_blob *result = NULL; /* every PE's queue shares it */
+    if (root->round_status == 0 && total > 0 && (result = root_blob_new(NULL, total)) == NULL) {
         root->round_status = GSHMEMX_ERR_NOMEM;
         snprintf(root->round_msg, sizeof(root->round_msg), "bootstrap root: no memory for a %zu-byte allgather",
                  total);
     }
-    for (int r = 0; r < root->nranks && result != NULL; r++) memcpy(result + (size_t)r * len, root->contrib[r], len);
+    for (int r = 0; r < root->nranks && result != NULL; r++)
+        memcpy(result->data + (size_t)r * len, root->contrib[r], len);
     uint32_t seq = root->seq;
     int status = root->round_status;
     char msg[GSHMEMI_WIRE_MSG_MAX];
@@ -197,10 +271,10 @@ static void root_round_complete(struct gshmemi_tcp_root *root)
         if (s < 0) continue;
         struct root_conn *c = &root->conns[s];
         int rc = status ? root_send_error(root, c, status, msg)
-                        : root_send(root, c, GSHMEMI_WIRE_RESULT, seq, result, total);
+                        : root_send_blob(root, c, GSHMEMI_WIRE_RESULT, seq, result, root->timeout);
         if (rc && !root->failed) root_rank_lost(root, c, "could not deliver the allgather result");
     }
-    free(result);
+    root_blob_put(result);
     GSHMEMI_TRACE(BOOT, "bootstrap root: allgather round %u done (%zu bytes per PE)", seq, len);
 }
 
@@ -593,6 +667,34 @@ static int root_expire_pending(struct gshmemi_tcp_root *root)
     return next;
 }
 
+/* Drops connections whose queued output made no progress within its timeout (a PE that
+ * stopped reading); returns ms until the next such deadline, or -1. */
+static int root_expire_output(struct gshmemi_tcp_root *root)
+{
+    int next = -1;
+    int64_t now = gshmemi_wire_now_ms();
+    for (int i = 0; i < root->nslots; i++) {
+        struct root_conn *c = &root->conns[i];
+        if (c->fd < 0 || c->out_head == NULL || c->out_head->timeout <= 0) continue;
+        const struct root_out *o = c->out_head;
+        int64_t left = c->out_progress_ms + (int64_t)(o->timeout * 1000.0 + 0.5) - now;
+        if (left > 0) {
+            int ms = left > 60000 ? 60000 : (int)left;
+            if (next < 0 || ms < next) next = ms;
+            continue;
+        }
+        struct gshmemi_wire_header h;
+        char why[GSHMEMI_WIRE_MSG_MAX], type[32] = "message";
+        if (gshmemi_wire_header_decode(o->hdr, sizeof(o->hdr), &h, why, sizeof(why)) == 0)
+            snprintf(type, sizeof(type), "%s", gshmemi_wire_type_name(h.type));
+        snprintf(why, sizeof(why), "it stopped reading: %zu of %zu bytes of a %s sent, none taken for %g s", o->sent,
+                 GSHMEMI_WIRE_HEADER_SIZE + (o->blob ? o->blob->len : 0), type, o->timeout);
+        if (c->rank >= 0) root_rank_lost(root, c, why);
+        else root_close_conn(root, c);
+    }
+    return next;
+}
+
 static void root_describe_exit(int wait_status, char *out, size_t outlen)
 {
     if (WIFEXITED(wait_status)) snprintf(out, outlen, "exited with status %d", WEXITSTATUS(wait_status));
@@ -662,7 +764,8 @@ static int root_build_pollfds(struct gshmemi_tcp_root *root, struct pollfd *pfds
     for (int i = 0; i < root->nslots; i++) {
         if (root->conns[i].fd < 0) continue;
         slot_of_pfd[n] = i;
-        pfds[n++] = (struct pollfd){.fd = root->conns[i].fd, .events = POLLIN};
+        short events = (short)(POLLIN | (root->conns[i].out_head != NULL ? POLLOUT : 0));
+        pfds[n++] = (struct pollfd){.fd = root->conns[i].fd, .events = events};
     }
     return n;
 }
@@ -674,7 +777,8 @@ int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root)
     int result = GSHMEMX_ERR_NOMEM;
     if (pfds == NULL || slot_of_pfd == NULL) goto out;
     while (!root_finished(root, &result)) {
-        int timeout_ms = root_expire_pending(root);
+        int timeout_ms = root_expire_pending(root), out_ms = root_expire_output(root);
+        if (out_ms >= 0 && (timeout_ms < 0 || out_ms < timeout_ms)) timeout_ms = out_ms;
         int n = root_build_pollfds(root, pfds, slot_of_pfd);
         if (poll(pfds, (nfds_t)n, timeout_ms) < 0) {
             if (errno == EINTR) continue;
@@ -689,7 +793,11 @@ int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root)
         if (pfds[1].revents) root_accept(root);
         for (int i = 2; i < n; i++) {
             struct root_conn *c = &root->conns[slot_of_pfd[i]];
-            if (pfds[i].revents && c->fd == pfds[i].fd) root_service_conn(root, c);
+            if ((pfds[i].revents & POLLOUT) && c->fd == pfds[i].fd && root_flush(root, c)) {
+                if (c->rank >= 0) root_rank_lost(root, c, "could not send to it");
+                else root_close_conn(root, c);
+            }
+            if ((pfds[i].revents & ~POLLOUT) && c->fd == pfds[i].fd) root_service_conn(root, c);
         }
     }
 out:

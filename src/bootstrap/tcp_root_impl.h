@@ -22,6 +22,27 @@
 #define ROOT_PEER_MAX 160
 #define ROOT_ABORT_SEND_TIMEOUT_S 1.0
 
+/* A message's payload; one RESULT goes to every PE, so the queues share it. */
+struct root_blob {
+    size_t refs;
+    size_t len;
+    uint8_t data[];
+};
+
+/* A message queued for a connection: the root never waits for a PE to read. */
+struct root_out {
+    struct root_out *next;
+    uint8_t hdr[GSHMEMI_WIRE_HEADER_SIZE];
+    struct root_blob *blob; /* NULL: no payload */
+    size_t sent;            /* bytes of header and payload written */
+    double timeout;         /* s without progress before the PE counts as lost */
+};
+
+static inline void root_blob_put(struct root_blob *b)
+{
+    if (b != NULL && --b->refs == 0) free(b);
+}
+
 struct root_conn {
     int fd; /* -1: free slot */
     int rank; /* -1 until its HELLO is accepted */
@@ -38,6 +59,9 @@ struct root_conn {
     /* Between CHALLENGE and AUTH: the HELLO being proven and the nonce sent. */
     struct gshmemi_wire_hello *challenged;
     uint8_t nonce[GSHMEMI_WIRE_NONCE_SIZE];
+    /* Messages not yet written, oldest first, and when the last byte went out. */
+    struct root_out *out_head, *out_tail;
+    int64_t out_progress_ms;
 };
 
 struct gshmemi_tcp_root {
@@ -81,6 +105,12 @@ static inline void root_conn_reset(struct root_conn *c)
 {
     free(c->payload);
     free(c->challenged);
+    while (c->out_head != NULL) {
+        struct root_out *o = c->out_head;
+        c->out_head = o->next;
+        root_blob_put(o->blob);
+        free(o);
+    }
     memset(c, 0, sizeof(*c));
     c->fd = -1;
     c->rank = -1;

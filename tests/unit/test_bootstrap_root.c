@@ -50,14 +50,22 @@ static void root_down(void)
 
 /* ---- raw peers ---- */
 
-static int raw_connect(void)
+/* A raw connection to the root; rcvbuf > 0 sets its receive buffer (before connecting,
+ * so that the window is small from the start). */
+static int raw_connect_rcvbuf(int rcvbuf)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)gshmemi_tcp_root_port(root))};
     inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     cr_assert_geq(fd, 0);
+    if (rcvbuf > 0) cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
     cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     return fd;
+}
+
+static int raw_connect(void)
+{
+    return raw_connect_rcvbuf(0);
 }
 
 static void raw_send(int fd, unsigned type, int version, const void *payload, uint32_t len)
@@ -540,6 +548,59 @@ Test(root_job, node_local_view)
     cr_assert_eq(cs[2].bs.local_ranks[0], 0);
     cr_assert_eq(cs[2].bs.local_ranks[1], 2);
     for (int i = 0; i < 3; i++) gshmemi_bootstrap_fini(&cs[i].bs);
+}
+
+/* PE 1 stops reading (stopped in a debugger, say) while a round's RESULT is larger than
+ * its socket buffers. The root once wrote each PE's RESULT with a blocking write, in rank
+ * order: PE 2 got nothing until the write to PE 1 timed out, and then only an ABORT. Now
+ * PE 0 and PE 2 get the whole RESULT at once, and after the root's timeout (5 s) both
+ * learn that PE 1 was lost. */
+Test(root_job, a_pe_that_stops_reading_delays_nobody)
+{
+    enum { LEN = 4 << 20 }; /* a 12 MiB RESULT: beyond the usual 4 MiB send buffer limit */
+    int fd[3];
+    for (int r = 0; r < 3; r++) {
+        fd[r] = raw_connect_rcvbuf(r == 1 ? 4096 : 0);
+        raw_hello(fd[r], r, 3, JOB);
+        raw_expect(fd[r], GSHMEMI_WIRE_WELCOME);
+    }
+    uint8_t *in = malloc(LEN);
+    cr_assert_not_null(in);
+    for (int r = 0; r < 3; r++) {
+        for (size_t i = 0; i < LEN; i++) in[i] = (uint8_t)(r * 31 + i * 7 + (i >> 12));
+        raw_frame(fd[r], GSHMEMI_WIRE_GATHER, r, 1, in, LEN);
+    }
+    free(in);
+    int64_t t0 = gshmemi_wire_now_ms();
+    for (int r = 0; r < 3; r += 2) {
+        struct gshmemi_wire_header h;
+        uint8_t *out;
+        int rc = gshmemi_wire_recv(fd[r], &h, (void **)&out, gshmemi_wire_deadline(10), "root", err, sizeof(err));
+        cr_assert_eq(rc, 0, "PE %d: %s", r, err);
+        cr_assert_eq(h.type, GSHMEMI_WIRE_RESULT, "PE %d got %s", r, gshmemi_wire_type_name(h.type));
+        cr_assert_eq(h.length, 3u * LEN);
+        for (size_t k = 0; k < 3u * LEN; k++) {
+            size_t q = k / LEN, i = k % LEN;
+            if (out[k] != (uint8_t)(q * 31 + i * 7 + (i >> 12)))
+                cr_assert_fail("PE %d: RESULT byte %zu (PE %zu's byte %zu) is %u", r, k, q, i, out[k]);
+        }
+        free(out);
+    }
+    int64_t got = gshmemi_wire_now_ms() - t0;
+    cr_assert_lt(got, 2500, "PE 0 and PE 2 waited %ld ms for their RESULT behind PE 1", (long)got);
+    for (int r = 0; r < 3; r += 2) {
+        struct gshmemi_wire_header h;
+        struct gshmemi_wire_abort a;
+        void *payload;
+        int rc = gshmemi_wire_recv(fd[r], &h, &payload, gshmemi_wire_deadline(10), "root", err, sizeof(err));
+        cr_assert_eq(rc, 0, "PE %d: %s", r, err);
+        cr_assert_eq(h.type, GSHMEMI_WIRE_ABORT, "PE %d got %s", r, gshmemi_wire_type_name(h.type));
+        cr_assert_eq(gshmemi_wire_abort_decode(payload, h.length, &a, err, sizeof(err)), 0, "%s", err);
+        free(payload);
+        cr_assert_eq(a.kind, GSHMEMI_WIRE_ABORT_LOST);
+        cr_assert_eq(a.origin, 1, "PE %d was told PE %d was lost", r, (int)a.origin);
+    }
+    for (int r = 0; r < 3; r++) close(fd[r]);
 }
 
 TestSuite(bootstrap_select, .timeout = 10);
