@@ -64,6 +64,7 @@ static void *shmalloc_alloc(struct gshmemi_state *st, const char *fn, size_t siz
 void *gshmem_malloc(size_t size)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
+    if (size == 0) return NULL; /* no action, so no barrier (OpenSHMEM) */
     shmalloc_cross_check(st, __func__, SHMALLOC_MALLOC, size, 0);
     void *p = shmalloc_alloc(st, __func__, size, 0);
     gshmemi_sync_quiet(st, __func__); /* ends like gshmem_barrier_all, as OpenSHMEM says */
@@ -74,6 +75,7 @@ void *gshmem_malloc(size_t size)
 void *gshmem_calloc(size_t count, size_t size)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
+    if (count == 0 || size == 0) return NULL; /* no action, so no barrier (OpenSHMEM) */
     shmalloc_cross_check(st, __func__, SHMALLOC_CALLOC, size, count);
     void *p = NULL;
     if (size && count > SIZE_MAX / size) {
@@ -90,6 +92,7 @@ void *gshmem_calloc(size_t count, size_t size)
 void *gshmem_align(size_t alignment, size_t size)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
+    if (size == 0) return NULL; /* no action, so no barrier (OpenSHMEM) */
     shmalloc_cross_check(st, __func__, SHMALLOC_ALIGN, size, alignment);
     void *p = NULL;
     if (alignment == 0 || (alignment & (alignment - 1)))
@@ -118,11 +121,12 @@ static size_t shmalloc_block(struct gshmemi_state *st, const char *fn, void *ptr
 void gshmem_free(void *ptr)
 {
     struct gshmemi_state *st = gshmemi_api_state(__func__);
-    size_t off = ptr ? shmalloc_block(st, __func__, ptr) : 0;
+    if (!ptr) return; /* no action, so no barrier (OpenSHMEM) */
+    size_t off = shmalloc_block(st, __func__, ptr);
     shmalloc_cross_check(st, __func__, SHMALLOC_FREE, 0, off);
     gshmemi_sync_quiet(st, __func__);
     gshmemi_sync_barrier(st, __func__); /* nobody still uses the block */
-    if (ptr) gshmemi_alloc_free(&st->alloc, off);
+    gshmemi_alloc_free(&st->alloc, off);
 }
 
 void *gshmem_realloc(void *ptr, size_t size)

@@ -233,6 +233,36 @@ static void test_cycles(void)
     }
 }
 
+/* The calls that perform no action: each returns NULL (or nothing) at once. */
+static void no_action_calls(void)
+{
+    CHECK(gshmem_malloc(0) == NULL, "gshmem_malloc(0) is not NULL");
+    CHECK(gshmem_calloc(0, 8) == NULL, "gshmem_calloc(0, 8) is not NULL");
+    CHECK(gshmem_calloc(8, 0) == NULL, "gshmem_calloc(8, 0) is not NULL");
+    CHECK(gshmem_align(64, 0) == NULL, "gshmem_align(64, 0) is not NULL");
+    CHECK(gshmem_realloc(NULL, 0) == NULL, "gshmem_realloc(NULL, 0) is not NULL");
+    gshmem_free(NULL);
+}
+
+/* OpenSHMEM: "when no action is performed, these routines return without performing a
+ * barrier". PE 0 makes every such call first, then releases the others through a flag,
+ * and only then do they make the same calls: a barrier in any call would wait for PEs
+ * that wait for PE 0, until GSHMEM_TIMEOUT ends the job. */
+static void test_no_action_no_barrier(void)
+{
+    int *flag = gshmem_calloc(1, sizeof(int));
+    CHECK(flag != NULL, "gshmem_calloc");
+    if (g_me == 0) {
+        no_action_calls();
+        for (int pe = 1; pe < g_npes; pe++) gshmem_int_atomic_set(flag, 1, pe);
+    } else {
+        gshmem_int_wait_until(flag, GSHMEM_CMP_EQ, 1);
+        no_action_calls();
+    }
+    gshmem_barrier_all();
+    gshmem_free(flag);
+}
+
 static void test_oversized(void)
 {
     /* the usable heap may exceed the configured size by up to a (huge)page of rounding */
@@ -271,6 +301,7 @@ int main(void)
     test_realloc();
     test_cycles();
     test_oversized();
+    test_no_action_no_barrier();
 
     gshmem_barrier_all();
     gshmem_free(g_addr_table);
