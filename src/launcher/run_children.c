@@ -23,7 +23,7 @@ struct run_child_report {
 static void run_child_stdio(int rank, int in_r, int out_w, int err_w)
 {
     if (rank > 0 || in_r >= 0) {
-        int fd = in_r >= 0 ? in_r : open("/dev/null", O_RDONLY);
+        int fd = in_r >= 0 ? in_r : open("/dev/null", O_RDONLY | O_CLOEXEC); /* only stdin stays */
         if (fd >= 0) dup2(fd, STDIN_FILENO);
     }
     if (out_w >= 0) dup2(out_w, STDOUT_FILENO);

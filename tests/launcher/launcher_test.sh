@@ -96,6 +96,18 @@ timeout)
     [ "$ELAPSED_MS" -ge 1900 ] || fail "ended after ${ELAPSED_MS} ms, before the timeout"
     expect_faster 6000
     ;;
+no_stray_fds)
+    # PEs after the first get /dev/null as stdin, and once also kept the descriptor
+    # gshmemrun opened it on. Descriptors past stderr that point at /dev/null (the test
+    # runner may pass some down to every PE) must be as many in every PE as in PE 0,
+    # whose stdin is the relay's pipe.
+    run -n 3 sh -c 'k=0; for f in /proc/$$/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && [ "$(readlink "$f")" = /dev/null ] &&
+        k=$((k + 1)); done; echo "PE $GSHMEM_RANK null fds $k"'
+    expect_rc 0
+    k0=$(sed -n 's/^PE 0 null fds //p' "$OUT")
+    [ -n "$k0" ] || fail "PE 0 printed no count"
+    for r in 1 2; do expect_line "$OUT" "^PE $r null fds $k0\$"; done
+    ;;
 tag_output)
     run -n 3 --tag-output "$PE" hello
     expect_rc 0
