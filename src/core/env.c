@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,7 +138,15 @@ static int env_parse_int(const char *text, const char *accepted, long *out)
 }
 
 #define GSHMEMI_ENV_PARSE_INT(text, field, accepted) env_parse_int(text, accepted, &(field))
-#define GSHMEMI_ENV_PARSE_PE(text, field, accepted) env_parse_long(text, -1, &(field))
+/* A PE number: -1 (not set) up to the largest int, as PEs are ints everywhere else. */
+static int env_parse_pe(const char *text, long *out)
+{
+    long v;
+    if (env_parse_long(text, -1, &v) != 0 || v > INT_MAX) return GSHMEMX_ERR_CONFIG;
+    *out = v;
+    return 0;
+}
+#define GSHMEMI_ENV_PARSE_PE(text, field, accepted) env_parse_pe(text, &(field))
 /* A SIZE whose accepted text starts "bytes up to N," must not exceed N (a size itself). */
 static int env_parse_size(const char *text, const char *accepted, size_t *out)
 {

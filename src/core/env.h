@@ -37,9 +37,9 @@
       "How PEs find each other; auto: PMIx (mpirun, srun), then Kubernetes (KUBERNETES_SERVICE_HOST and a pod index), then gshmemrun's variables, else a single PE") \
     X(BOOTSTRAP_ROOT, STRING, bootstrap_root, "", "host:port",                                     \
       "Address of the rendezvous (set by gshmemrun)")                                               \
-    X(RANK, PE, rank, "-1", "integer >= -1", "This process's PE number (set by gshmemrun)")        \
-    X(NRANKS, INT, nranks, "0", "integer >= 0", "Number of PEs in the job (set by gshmemrun)")      \
-    X(PPN, INT, ppn, "0", "integer >= 0",                                                          \
+    X(RANK, PE, rank, "-1", "-1..2147483647", "This process's PE number (set by gshmemrun)")        \
+    X(NRANKS, INT, nranks, "0", "0..2147483647", "Number of PEs in the job (set by gshmemrun)")      \
+    X(PPN, INT, ppn, "0", "0..2147483647",                                                          \
       "PEs per pod in the k8s bootstrap (set by gshmemrun --ppn, with GSHMEM_RANK the PE's index in its pod)") \
     X(BOOTSTRAP_SECRET, STRING, bootstrap_secret, "", "string (gshmemrun sets a random one)",          \
       "Job secret every bootstrap connection proves it holds (HMAC challenge-response; never sent)") \

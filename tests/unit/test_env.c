@@ -437,10 +437,26 @@ Test(env, load_error_without_buffer_or_truncated)
     for (size_t i = 8; i < sizeof(err); i++) cr_assert_eq(err[i], 'x');
 }
 
-/* env.h: INT rows are ">= 0 unless said"; GSHMEM_NRANKS says "integer >= 0". */
+/* env.h: GSHMEM_NRANKS, GSHMEM_PPN and GSHMEM_RANK are ints in the library: a value past
+ * INT_MAX was once cut to its low 32 bits (4294967297 PEs became a 1-PE job on rank 0). */
 Test(env, nranks_rejects_negative)
 {
     assert_rejected("GSHMEM_NRANKS", "-1");
+}
+
+Test(env, pe_counts_reject_values_past_int_max)
+{
+    assert_rejected("GSHMEM_NRANKS", "4294967297");
+    assert_rejected("GSHMEM_NRANKS", "2147483648");
+    assert_rejected("GSHMEM_PPN", "4294967298");
+    assert_rejected("GSHMEM_RANK", "4294967296");
+    assert_rejected("GSHMEM_RANK", "-2");
+    static const struct kv table[] = {{"GSHMEM_RANK", "2147483646"}, {"GSHMEM_NRANKS", "2147483647"}};
+    struct gshmemi_env e;
+    use_table(table, COUNT(table));
+    cr_assert_eq(gshmemi_env_load(&e, table_lookup, NULL, 0), 0);
+    cr_assert_eq(e.rank, 2147483646);
+    cr_assert_eq(e.nranks, 2147483647);
 }
 
 Test(env, rank_accepts_minus_one)
