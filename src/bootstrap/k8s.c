@@ -4,7 +4,9 @@
  * same hosting, the same join with retries and backoff under one GSHMEM_TIMEOUT, the same
  * job secret on every connection. */
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/tcp.h"
 #include "bootstrap/uid.h"
+#include "bootstrap/wire.h"
 
 #include <netdb.h>
 #include <stdio.h>
@@ -164,17 +166,17 @@ static int k8s_root(const struct gshmemi_env *env, const struct k8s_job *job, ch
     } else {
         if (job->root_host != NULL) snprintf(host, sizeof(host), "%s", job->root_host);
         else if ((rc = k8s_root_host(job, host, sizeof(host))) != 0) return rc;
-        snprintf(root, rootlen, "%s:%d", host, K8S_ROOT_PORT);
+        /* an IPv6 literal (a leader address may be one) takes brackets before its port */
+        snprintf(root, rootlen, strchr(host, ':') && host[0] != '[' ? "[%s]:%d" : "%s:%d", host, K8S_ROOT_PORT);
     }
-    const char *colon = strrchr(root, ':');
-    char *end = NULL;
-    long port = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (colon == NULL || colon == root || end == colon + 1 || *end != '\0' || port < 1 || port > 65535) {
+    char rhost[GSHMEMI_WIRE_NAME_MAX], port[16];
+    if (gshmemi_tcp_parse_root(root, rhost, sizeof(rhost), port, sizeof(port)) != 0) {
         GSHMEMI_ERROR(BOOT, "k8s bootstrap: root '%s' (GSHMEM_BOOTSTRAP_ROOT or the controller's leader address) "
-                      "is not host:port with a port in 1..65535", root);
+                      "is not host:port or [IPv6]:port with a port in 1..65535", root);
         return GSHMEMX_ERR_CONFIG;
     }
-    snprintf(bind, bindlen, "0.0.0.0:%ld", port);
+    /* every interface, IPv6 and IPv4 (the root's listener takes 0.0.0.0 so) */
+    snprintf(bind, bindlen, "0.0.0.0:%s", port);
     return 0;
 }
 

@@ -49,7 +49,7 @@ struct tcp_impl {
 static void tcp_impl_free(struct tcp_impl *t);
 
 /* Splits "host:port" or "[v6addr]:port". */
-static int tcp_parse_root(const char *text, char *host, size_t hostlen, char *port, size_t portlen)
+int gshmemi_tcp_parse_root(const char *text, char *host, size_t hostlen, char *port, size_t portlen)
 {
     const char *colon, *h = text;
     size_t hlen;
@@ -65,7 +65,8 @@ static int tcp_parse_root(const char *text, char *host, size_t hostlen, char *po
         hlen = (size_t)(colon - text);
     }
     size_t plen = strlen(colon + 1);
-    if (hlen == 0 || hlen >= hostlen || plen == 0 || plen >= portlen || strspn(colon + 1, "0123456789") != plen)
+    if (hlen == 0 || hlen >= hostlen || plen == 0 || plen > 5 || plen >= portlen ||
+        strspn(colon + 1, "0123456789") != plen || atoi(colon + 1) < 1 || atoi(colon + 1) > 65535)
         return GSHMEMX_ERR_CONFIG;
     memcpy(host, h, hlen);
     host[hlen] = '\0';
@@ -110,7 +111,7 @@ static int tcp_connect(const char *const *roots, int nroots, int64_t deadline, c
         for (int i = 0; i < nroots; i++) {
             char host[GSHMEMI_WIRE_NAME_MAX], port[16];
             struct addrinfo *res;
-            if (tcp_parse_root(roots[i], host, sizeof(host), port, sizeof(port)) != 0) {
+            if (gshmemi_tcp_parse_root(roots[i], host, sizeof(host), port, sizeof(port)) != 0) {
                 snprintf(why, whylen, "'%.200s' is not host:port", roots[i]);
                 continue;
             }
@@ -520,6 +521,14 @@ int gshmemi_bootstrap_tcp_join(const struct gshmemi_tcp_join *j, struct gshmemi_
                       j->nroots);
         return GSHMEMX_ERR_INVALID_ARG;
     }
+    for (int i = 0; i < j->nroots; i++) { /* a typo never becomes a wait of GSHMEM_TIMEOUT */
+        char host[GSHMEMI_WIRE_NAME_MAX], port[16];
+        if (gshmemi_tcp_parse_root(j->roots[i], host, sizeof(host), port, sizeof(port)) != 0) {
+            GSHMEMI_ERROR(BOOT, "tcp bootstrap: root address '%.200s' is not host:port, [IPv6]:port or "
+                          "IPv4:port with a port in 1..65535", j->roots[i]);
+            return GSHMEMX_ERR_CONFIG;
+        }
+    }
     if ((rc = tcp_impl_create(j, &t)) != 0) return rc;
     /* A root flooded with connections may close ours before reading the HELLO: again,
      * backing off from 20 ms to 1 s, until GSHMEM_TIMEOUT (the last attempt says why). */
@@ -566,8 +575,8 @@ int gshmemi_bootstrap_tcp_init(const struct gshmemi_env *env, struct gshmemi_boo
     char host[GSHMEMI_WIRE_NAME_MAX], port[16];
     uint8_t *secret = malloc(GSHMEMI_WIRE_SECRET_MAX);
     int rc = tcp_check_env(env);
-    if (rc == 0 && tcp_parse_root(env->bootstrap_root, host, sizeof(host), port, sizeof(port)) != 0) {
-        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_ROOT=%s: expected host:port or [ipv6]:port", env->bootstrap_root);
+    if (rc == 0 && gshmemi_tcp_parse_root(env->bootstrap_root, host, sizeof(host), port, sizeof(port)) != 0) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_ROOT=%s: expected host:port or [ipv6]:port with a port in 1..65535", env->bootstrap_root);
         rc = GSHMEMX_ERR_CONFIG;
     }
     if (rc == 0 && secret == NULL) rc = GSHMEMX_ERR_NOMEM;

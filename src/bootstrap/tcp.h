@@ -24,6 +24,10 @@ struct gshmemi_tcp_join {
 /* Connects to the first root that answers and joins as j->rank; fills bs like
  * gshmemi_bootstrap_tcp_init. */
 int gshmemi_bootstrap_tcp_join(const struct gshmemi_tcp_join *j, struct gshmemi_bootstrap *bs);
+
+/* Splits a root address, "host:port" or "[IPv6]:port", into host (brackets removed) and
+ * port (1..65535); 0, or GSHMEMX_ERR_CONFIG when it is neither. */
+int gshmemi_tcp_parse_root(const char *text, char *host, size_t hostlen, char *port, size_t portlen);
 /* Ends this PE's side of its root connection (the root then sees it leave); safe while
  * other threads still read the connection. For a job that is over. */
 void gshmemi_bootstrap_tcp_hang_up(struct gshmemi_bootstrap *bs);

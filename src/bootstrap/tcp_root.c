@@ -577,6 +577,17 @@ static void root_service_conn(struct gshmemi_tcp_root *root, struct root_conn *c
 static void root_peer_name(const struct sockaddr_storage *ss, socklen_t len, char *out, size_t outlen)
 {
     char host[NI_MAXHOST], serv[NI_MAXSERV];
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+    struct sockaddr_storage v4;
+    if (ss->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) { /* an IPv4 PE on the dual-stack port */
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&v4;
+        memset(&v4, 0, sizeof(v4));
+        s4->sin_family = AF_INET;
+        s4->sin_port = s6->sin6_port;
+        memcpy(&s4->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+        ss = &v4;
+        len = sizeof(*s4);
+    }
     if (getnameinfo((const struct sockaddr *)ss, len, host, sizeof(host), serv, sizeof(serv),
                     NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
         snprintf(out, outlen, "an unknown address");

@@ -25,6 +25,8 @@ const char *gshmemi_tcp_root_address(const struct gshmemi_tcp_root *root)
     return root->address;
 }
 
+static int root_listen_named(struct gshmemi_tcp_root *root, const char *host);
+
 static int root_bind_one(const struct addrinfo *ai, int backlog)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
@@ -37,11 +39,49 @@ static int root_bind_one(const struct addrinfo *ai, int backlog)
     return -1;
 }
 
+/* Every interface: IPv6 and IPv4 on one socket where the host has IPv6, else IPv4 only
+ * (a root on 0.0.0.0 alone refused every PE of an IPv6-only cluster). */
+static int root_listen_any(int port, int backlog)
+{
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = in6addr_any};
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &(int){0}, sizeof(int));
+        if (bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 && listen(fd, backlog) == 0) return fd;
+        int e = errno;
+        close(fd);
+        if (e == EADDRINUSE) { /* the port is taken, not IPv6 missing */
+            errno = e;
+            return -1;
+        }
+    }
+    struct addrinfo a4 = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = INADDR_ANY};
+    a4.ai_addr = (struct sockaddr *)&sin;
+    a4.ai_addrlen = sizeof(sin);
+    return root_bind_one(&a4, backlog);
+}
+
+static int root_is_wildcard(const char *host)
+{
+    return host == NULL || strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0 || strcmp(host, "*") == 0;
+}
+
 static int root_listen(struct gshmemi_tcp_root *root, const char *host, int port)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
     char portstr[16];
     snprintf(portstr, sizeof(portstr), "%d", port);
+    if (root_is_wildcard(host)) {
+        root->listen_fd = root_listen_any(port, root->nranks + ROOT_PENDING_MAX);
+        if (root->listen_fd < 0) {
+            GSHMEMI_ERROR(BOOT, "bootstrap root: cannot listen on every interface, port %d: %s", port,
+                          strerror(errno));
+            return GSHMEMX_ERR_SYSTEM;
+        }
+        return root_listen_named(root, host);
+    }
     int gai = getaddrinfo(host, portstr, &hints, &res);
     if (gai != 0) {
         GSHMEMI_ERROR(BOOT, "bootstrap root: cannot resolve bind address '%s': %s", host ? host : "*",
@@ -58,9 +98,15 @@ static int root_listen(struct gshmemi_tcp_root *root, const char *host, int port
         GSHMEMI_ERROR(BOOT, "bootstrap root: cannot listen on %s port %d: %s", host ? host : "*", port, strerror(e));
         return GSHMEMX_ERR_SYSTEM;
     }
+    return root_listen_named(root, host);
+}
+
+/* The listening port, and the address the root reports ("name:port"). */
+static int root_listen_named(struct gshmemi_tcp_root *root, const char *host)
+{
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    getsockname(root->listen_fd, (struct sockaddr *)&ss, &sl);
+    if (getsockname(root->listen_fd, (struct sockaddr *)&ss, &sl) != 0) return GSHMEMX_ERR_SYSTEM;
     root->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                 : ((struct sockaddr_in *)&ss)->sin_port);
     char name[GSHMEMI_WIRE_NAME_MAX] = "localhost";
@@ -100,20 +146,11 @@ static int root_alloc(struct gshmemi_tcp_root *root, int nranks)
 /* Takes over an already listening socket. */
 static int root_adopt(struct gshmemi_tcp_root *root, const char *host, int fd)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
     root->listen_fd = fd;
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 || root_listen_named(root, host) != 0) {
         GSHMEMI_ERROR(BOOT, "bootstrap root: unusable listening socket: %s", strerror(errno));
         return GSHMEMX_ERR_SYSTEM;
     }
-    root->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                : ((struct sockaddr_in *)&ss)->sin_port);
-    char name[GSHMEMI_WIRE_NAME_MAX] = "localhost";
-    if (host == NULL) gethostname(name, sizeof(name) - 1);
-    else snprintf(name, sizeof(name), "%s", host);
-    snprintf(root->address, sizeof(root->address), strchr(name, ':') ? "[%s]:%d" : "%s:%d", name, root->port);
     return 0;
 }
 

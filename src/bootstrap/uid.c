@@ -370,17 +370,18 @@ static int uid_init_from_env(const struct gshmemi_env *env, struct gshmemi_boots
                       env->bootstrap_uid ? env->bootstrap_uid : "", env->rank, env->nranks);
         return GSHMEMX_ERR_CONFIG;
     }
-    const char *colon = strrchr(env->bootstrap_uid, ':');
-    char *end;
-    long port = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (colon == NULL || colon == env->bootstrap_uid || (size_t)(colon - env->bootstrap_uid) >= sizeof(host) ||
-        *end != '\0' || port < 1 || port > 65535) {
-        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_UID=%s: expected host:port with a port in 1..65535",
+    char portstr[16];
+    if (gshmemi_tcp_parse_root(env->bootstrap_uid, host, sizeof(host), portstr, sizeof(portstr)) != 0) {
+        GSHMEMI_ERROR(BOOT, "GSHMEM_BOOTSTRAP_UID=%s: expected host:port or [IPv6]:port with a port in 1..65535",
                       env->bootstrap_uid);
         return GSHMEMX_ERR_CONFIG;
     }
-    memcpy(host, env->bootstrap_uid, (size_t)(colon - env->bootstrap_uid));
-    host[colon - env->bootstrap_uid] = '\0';
+    long port = atol(portstr);
+    /* Rank 0 listens on that address when it is a numeric one, else on every interface:
+     * its own resolver may map its name to loopback (Debian's 127.0.1.1) while the other
+     * hosts reach it by the name's real address. */
+    struct in6_addr any;
+    int numeric = inet_pton(AF_INET, host, &any) == 1 || inet_pton(AF_INET6, host, &any) == 1;
     uint8_t *secret = malloc(GSHMEMI_WIRE_SECRET_MAX);
     struct gshmemi_tcp_join j = {.roots = {env->bootstrap_uid}, .nroots = 1, .rank = (int)env->rank,
                                  .nranks = (int)env->nranks, .job_id = env->job_id ? env->job_id : "",
@@ -389,7 +390,11 @@ static int uid_init_from_env(const struct gshmemi_env *env, struct gshmemi_boots
                                                &j.secret_len)
                     : GSHMEMX_ERR_NOMEM;
     if (rc == 0 && env->rank == 0) {
-        struct gshmemi_tcp_root_config cfg = {.bind_host = host, .port = (int)port, .nranks = (int)env->nranks,
+        if (!numeric)
+            GSHMEMI_INFO(BOOT, "GSHMEM_BOOTSTRAP_UID=%s names a host: the root listens on every interface, port %ld",
+                         env->bootstrap_uid, port);
+        struct gshmemi_tcp_root_config cfg = {.bind_host = numeric ? host : NULL, .port = (int)port,
+                                              .nranks = (int)env->nranks,
                                               .job_id = j.job_id, .timeout = env->timeout, .secret = secret,
                                               .secret_len = j.secret_len};
         rc = uid_host_start(&cfg, -1);

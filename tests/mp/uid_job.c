@@ -10,8 +10,12 @@
  *                 must be refused (the root logs it) and then join with the right ID
  *   refused B     rank B joins with a corrupted secret only and exits 3 once refused: the
  *                 others must end (GSHMEM_TIMEOUT) with a diagnostic naming PE B, not hang
- *   env           GSHMEM_BOOTSTRAP=uid, GSHMEM_BOOTSTRAP_UID=127.0.0.1:PORT and
- *                 GSHMEM_RANK/NRANKS instead of the API; rank 0 hosts the root
+ *   env [H0 [H]]  GSHMEM_BOOTSTRAP=uid, GSHMEM_BOOTSTRAP_UID=H0:PORT on rank 0 and H:PORT
+ *                 on the others (both 127.0.0.1 unless given; H defaults to H0), and
+ *                 GSHMEM_RANK/NRANKS instead of the API; rank 0 hosts the root. A name for
+ *                 H0 that resolves to loopback while the others use another address of
+ *                 the host is the Debian case (hostname -> 127.0.1.1): rank 0 must listen
+ *                 on every interface for a name
  * Exit status 0 when every rank succeeded.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -120,11 +124,11 @@ static int rank_main_api(int rank, int n, int wrong_rank, int give_up)
     return run_job(rank, n);
 }
 
-static int rank_main_env(int rank, int n, int port)
+static int rank_main_env(int rank, int n, int port, const char *host)
 {
-    char v[64];
+    char v[300];
     setenv("GSHMEM_BOOTSTRAP", "uid", 1);
-    snprintf(v, sizeof(v), "127.0.0.1:%d", port);
+    snprintf(v, sizeof(v), "%s:%d", host, port);
     setenv("GSHMEM_BOOTSTRAP_UID", v, 1);
     snprintf(v, sizeof(v), "%d", rank);
     setenv("GSHMEM_RANK", v, 1);
@@ -156,8 +160,9 @@ int main(int argc, char **argv)
     int give_up = strcmp(mode, "refused") == 0, forged = give_up || strcmp(mode, "wrong") == 0;
     int wrong_rank = forged && argc > 3 ? atoi(argv[3]) : -1;
     int env_mode = strcmp(mode, "env") == 0, port = env_mode ? free_port() : 0;
+    const char *host0 = env_mode && argc > 3 ? argv[3] : "127.0.0.1", *host = env_mode && argc > 4 ? argv[4] : host0;
     if (n < 1 || n > 64 || (forged && (wrong_rank < 1 || wrong_rank >= n)) || port < 0) {
-        fprintf(stderr, "usage: uid_job N [ok | wrong B | refused B (0 < B < N) | env]\n");
+        fprintf(stderr, "usage: uid_job N [ok | wrong B | refused B (0 < B < N) | env [H0 [H]]]\n");
         return 2;
     }
     snprintf(id_path, sizeof(id_path), "/tmp/gshmem-uid-%d.id", (int)getpid());
@@ -166,11 +171,11 @@ int main(int argc, char **argv)
     for (int r = 1; r < n; r++) {
         if ((pids[r] = fork()) == 0) {
             alarm(90); /* a stuck rank must not outlive the test */
-            _exit(env_mode ? rank_main_env(r, n, port) : rank_main_api(r, n, wrong_rank, give_up));
+            _exit(env_mode ? rank_main_env(r, n, port, host) : rank_main_api(r, n, wrong_rank, give_up));
         }
     }
     alarm(90);
-    int failed = env_mode ? rank_main_env(0, n, port) : rank_main_api(0, n, wrong_rank, give_up);
+    int failed = env_mode ? rank_main_env(0, n, port, host0) : rank_main_api(0, n, wrong_rank, give_up);
     for (int r = 1; r < n; r++) {
         int st;
         waitpid(pids[r], &st, 0);

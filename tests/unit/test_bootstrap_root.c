@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -603,6 +604,36 @@ Test(root_job, a_pe_that_stops_reading_delays_nobody)
     for (int r = 0; r < 3; r++) close(fd[r]);
 }
 
+/* A root on 0.0.0.0 (the k8s bootstrap's PE 0) listens on IPv6 too: PE 0 on 0.0.0.0
+ * alone refused every PE of an IPv6-only cluster. Skipped where the host has no ::1. */
+TestSuite(root_listen, .timeout = 20);
+
+Test(root_listen, wildcard_takes_ipv6_and_ipv4)
+{
+    int probe = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 lo6 = {.sin6_family = AF_INET6, .sin6_addr = in6addr_loopback};
+    if (probe < 0 || bind(probe, (struct sockaddr *)&lo6, sizeof(lo6)) != 0) {
+        if (probe >= 0) close(probe);
+        cr_skip_test("no IPv6 loopback here");
+    }
+    close(probe);
+    struct gshmemi_tcp_root_config cfg = {.bind_host = "0.0.0.0", .port = 0, .nranks = 2, .job_id = JOB, .timeout = 5};
+    cr_assert_eq(gshmemi_tcp_root_create(&cfg, &root), 0);
+    cr_assert_eq(gshmemi_tcp_root_start_thread(root), 0);
+    int fd4 = raw_connect();
+    lo6.sin6_port = htons((uint16_t)gshmemi_tcp_root_port(root));
+    int fd6 = socket(AF_INET6, SOCK_STREAM, 0);
+    cr_assert_geq(fd6, 0);
+    cr_assert_eq(connect(fd6, (struct sockaddr *)&lo6, sizeof(lo6)), 0, "connect to [::1]: %s", strerror(errno));
+    raw_hello(fd4, 0, 2, JOB);
+    raw_expect(fd4, GSHMEMI_WIRE_WELCOME);
+    raw_hello(fd6, 1, 2, JOB);
+    raw_expect(fd6, GSHMEMI_WIRE_WELCOME);
+    close(fd4);
+    close(fd6);
+    root_down();
+}
+
 TestSuite(bootstrap_select, .timeout = 10);
 
 Test(bootstrap_select, single_pe)
@@ -635,7 +666,7 @@ Test(bootstrap_select, k8s_outside_a_pod)
 
 Test(bootstrap_select, tcp_bad_config)
 {
-    const char *roots[] = {"", "nohostport", "host:", ":5", "::1:5000", "[::1]5000", "h:12x"};
+    const char *roots[] = {"", "nohostport", "host:", ":5", "::1:5000", "[::1]5000", "h:12x", "h:0", "h:65536"};
     for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
         struct gshmemi_env env = {.bootstrap = GSHMEMI_BOOTSTRAP_TCP, .bootstrap_root = roots[i], .rank = 0,
                                   .nranks = 2, .node_id = "", .job_id = "", .timeout = 1};
