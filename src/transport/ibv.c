@@ -328,8 +328,25 @@ static int ibv_net_resources(struct ibv_net *net, const struct gshmemi_env *env,
         /* a device without remote atomics or reads is no rail (gshmemi_ibv_ports_open) */
         int remote_pes = 0;
         for (int pe = 0; pe < net->n_pes; pe++) remote_pes += remote[pe] && net->peers[pe].rail == r;
-        long cqe = (long)net->qp_depth * (remote_pes ? remote_pes : 1) + 16;
-        rail->cq_size = (int)(cqe < da.max_cqe ? cqe : da.max_cqe);
+        /* Every QP of the rail may hold qp_depth signalled requests whose completions
+         * nobody polled yet: the rail's CQ must take them all, or it overruns. A device
+         * whose CQs are smaller gets a shallower queue on every QP (it was capped alone). */
+        long peers = remote_pes ? remote_pes : 1, cqe = (long)net->qp_depth * peers + 16;
+        if (cqe > da.max_cqe) {
+            long depth = ((long)da.max_cqe - 16) / peers;
+            if (depth < 16) {
+                GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: %s's completion queues hold at most %d entries: too few for "
+                                            "%ld peers on it at a queue depth of 16", net->my_pe, rail->port.dev,
+                                       da.max_cqe, peers);
+                return GSHMEMX_ERR_NOT_SUPPORTED;
+            }
+            GSHMEMI_WARN(TRANSPORT, "PE %d: ibv: %s's completion queues hold at most %d entries: queue depth %ld, "
+                                    "not %d, for its %ld peers", net->my_pe, rail->port.dev, da.max_cqe, depth,
+                         net->qp_depth, peers);
+            net->qp_depth = (int)depth;
+            cqe = depth * peers + 16;
+        }
+        rail->cq_size = (int)cqe;
         if (!(rail->pd = api->ibv_alloc_pd(rail->ctx)) ||
             !(rail->cq = api->ibv_create_cq(rail->ctx, rail->cq_size, NULL, NULL, 0))) {
             GSHMEMI_IBV_SETUP_FAIL(net, "PE %d: ibv: cannot allocate a %s on %s: %s", net->my_pe,
@@ -503,6 +520,10 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     if (rc != 0) {
         gshmemi_ibv_heap_deregister(net, reg);
         free(t);
+        if (net->refs == 0) { /* no heap uses the net: it goes (its QPs, staging, thread) */
+            ibv_global = NULL;
+            ibv_net_free(net);
+        }
         return rc;
     }
     if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) net->device = heap->device;

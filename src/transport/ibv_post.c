@@ -75,8 +75,9 @@ uint64_t gshmemi_ibv_post(struct ibv_net *net, int pe, struct ibv_send_wr *wr, i
         if ((*rc = gshmemi_ibv_poll(net)) != 0) return 0;
         if (deadline == 0) deadline = ibv_now() + (net->timeout > 0 ? net->timeout : 1e30);
         if (ibv_now() > deadline) {
-            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: the queue pair to PE %d stayed full for %.0f s (GSHMEM_TIMEOUT)",
-                          net->my_pe, pe, net->timeout);
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: the queue pair to PE %d (%s port %d) stayed full for %.0f s "
+                                     "(GSHMEM_TIMEOUT)", net->my_pe, pe, net->rails[p->rail].port.dev,
+                          net->rails[p->rail].port.port, net->timeout);
             return *rc = GSHMEMX_ERR_TIMEOUT, 0;
         }
     }

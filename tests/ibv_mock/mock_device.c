@@ -155,10 +155,15 @@ static int mock_context_configure(struct mock_context *c, int dev)
     c->quiet = (int)mock_env_long("GSHMEM_MOCK_IB_QUIET", 0, 0, 1);
     c->relaxed_ms = mock_env_long("GSHMEM_MOCK_IB_RELAXED", 0, 0, 60000);
     c->rd_atom = mock_env_long("GSHMEM_MOCK_IB_RD_ATOM", MOCK_MAX_RD_ATOM, 1, MOCK_MAX_RD_ATOM);
+    c->max_cqe = mock_env_long("GSHMEM_MOCK_IB_MAX_CQE", MOCK_MAX_CQE, 1, MOCK_MAX_CQE);
+    c->mr_fail_from = mock_env_long("GSHMEM_MOCK_IB_MR_FAIL_FROM", 0, 0, LONG_MAX);
     c->max_qps = getenv("GSHMEM_MOCK_IB_MAX_QPS") ? mock_env_long("GSHMEM_MOCK_IB_MAX_QPS", 0, 0, LONG_MAX) : -2;
     if (c->max_qps == -2)
         c->max_qps = LONG_MAX;
-    return c->fail_after < 0 || c->quiet < 0 || c->max_qps < 0 || c->relaxed_ms < 0 || c->rd_atom < 0 ? -1 : 0;
+    return c->fail_after < 0 || c->quiet < 0 || c->max_qps < 0 || c->relaxed_ms < 0 || c->rd_atom < 0 ||
+                   c->max_cqe < 0 || c->mr_fail_from < 0
+               ? -1
+               : 0;
 }
 
 MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
@@ -247,7 +252,7 @@ MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_
     a->max_sge = MOCK_MAX_SGE;
     a->max_sge_rd = MOCK_MAX_SGE;
     a->max_cq = 1 << 16;
-    a->max_cqe = MOCK_MAX_CQE;
+    a->max_cqe = (int)mock_ctx(context)->max_cqe;
     a->max_mr = 1 << 20;
     a->max_pd = 1 << 16;
     a->max_qp_rd_atom = (int)mock_ctx(context)->rd_atom;

@@ -87,6 +87,9 @@ struct mock_context {
     int event_fd;            /* write end of the async_fd socket pair */
     long fail_after;         /* GSHMEM_MOCK_IB_FAIL_AFTER, 0: off */
     long max_qps;            /* GSHMEM_MOCK_IB_MAX_QPS: QPs this context may create, -1: no limit */
+    long max_cqe;            /* GSHMEM_MOCK_IB_MAX_CQE: the largest CQ (default MOCK_MAX_CQE) */
+    long mr_fail_from;       /* GSHMEM_MOCK_IB_MR_FAIL_FROM: registrations from this one (1-based) fail */
+    long mr_count;           /* registrations asked for on this context */
     long qps_made;
     int quiet;               /* GSHMEM_MOCK_IB_QUIET: no error reasons on stderr */
     long relaxed_ms;         /* GSHMEM_MOCK_IB_RELAXED: late landing of relaxed-ordered writes, 0: off */

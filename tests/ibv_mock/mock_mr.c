@@ -100,6 +100,8 @@ MOCK_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_
     struct mock_pd *p = (struct mock_pd *)pd;
     char content[256];
     int err = mock_mr_check(addr, length, access);
+    if (!err && c->mr_fail_from > 0 && ++c->mr_count >= c->mr_fail_from)
+        err = ENOMEM; /* as a low RLIMIT_MEMLOCK would */
     if (err) {
         errno = err;
         return NULL;

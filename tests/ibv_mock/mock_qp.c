@@ -15,7 +15,7 @@ MOCK_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, v
                                          struct ibv_comp_channel *channel, int comp_vector)
 {
     struct mock_context *c = mock_ctx(context);
-    if (cqe < 1 || cqe > MOCK_MAX_CQE || comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
+    if (cqe < 1 || cqe > c->max_cqe || comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
         errno = EINVAL;
         return NULL;
     }

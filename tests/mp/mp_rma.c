@@ -259,6 +259,43 @@ static void mem_test(void)
     gshmem_barrier_all();
 }
 
+/* A burst: 400 rounds of 200-byte putmem_nbi from the symmetric heap to every PE (over
+ * ibv each is a zero-copy, signalled write), then one quiet. Slice r of PE `to`'s
+ * destination region for this PE holds round r; every byte is checked, and the byte past
+ * each PE's region stays poisoned. Over ibv the completions of a whole rail pile up in
+ * its one completion queue: a device whose queues are small once overran it. */
+#define BURST_ROUNDS 400
+#define BURST_LEN 200
+static void burst_test(void)
+{
+    const size_t region = (size_t)BURST_ROUNDS * BURST_LEN + MEM_GUARD;
+    CHECK(region * (size_t)g_npes <= MEM_MAX, "burst regions do not fit");
+    mp_poison(g_dst, region * (size_t)g_npes);
+    /* The sources: one slice per (round, peer), written once before the burst. */
+    size_t need = (size_t)BURST_ROUNDS * (size_t)g_npes * BURST_LEN;
+    unsigned char *src = gshmem_malloc(need);
+    CHECK(src != NULL, "gshmem_malloc(%zu)", need);
+    for (int r = 0; r < BURST_ROUNDS; r++)
+        for (int k = 0; k < g_npes; k++)
+            mp_fill_bytes(src + ((size_t)r * g_npes + (size_t)k) * BURST_LEN, BURST_LEN, g_me, shift_to(k),
+                          9000 + (uint64_t)r);
+    gshmem_barrier_all(); /* every destination is poisoned */
+    for (int r = 0; r < BURST_ROUNDS; r++)
+        for (int k = 0; k < g_npes; k++)
+            gshmem_putmem_nbi(g_dst + (size_t)g_me * region + (size_t)r * BURST_LEN,
+                              src + ((size_t)r * g_npes + (size_t)k) * BURST_LEN, BURST_LEN, shift_to(k));
+    gshmem_quiet();
+    gshmem_barrier_all();
+    for (int from = 0; from < g_npes; from++) {
+        const unsigned char *d = g_dst + (size_t)from * region;
+        for (int r = 0; r < BURST_ROUNDS; r++)
+            CHECK_BYTES(d + (size_t)r * BURST_LEN, BURST_LEN, from, g_me, 9000 + (uint64_t)r, "burst putmem_nbi");
+        CHECK_POISON(d + (size_t)BURST_ROUNDS * BURST_LEN, MEM_GUARD, "burst region's guard");
+    }
+    gshmem_barrier_all();
+    gshmem_free(src);
+}
+
 int main(void)
 {
     gshmem_init();
@@ -280,6 +317,7 @@ int main(void)
     GSHMEM_SIZED_TYPES(RUN_SIZED)
 #undef RUN_SIZED
     mem_test();
+    burst_test();
 
     gshmem_barrier_all();
     free(g_local);
