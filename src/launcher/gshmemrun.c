@@ -343,17 +343,31 @@ static void run_flush_leftovers(struct run_job *job)
 }
 
 /* The PEs' open output pipes into pfds/bufs from index n; returns the new count. */
-static nfds_t run_output_pollfds(struct run_job *job, struct pollfd *pfds, struct run_linebuf **bufs, nfds_t n)
+static nfds_t run_output_pollfds(struct run_job *job, struct pollfd *pfds, struct run_linebuf **bufs, nfds_t n,
+                                 int *timeout_ms)
 {
+    int backlog[2] = {run_output_backlogged(STDOUT_FILENO), run_output_backlogged(STDERR_FILENO)};
     for (long r = 0; r < job->opts.np; r++) {
         struct run_linebuf *lbs[2] = {&job->pes[r].out, &job->pes[r].err};
         for (int k = 0; k < 2; k++) {
             if (lbs[k]->fd < 0) continue;
+            if (backlog[lbs[k]->out_fd == STDERR_FILENO]) { /* its reader is behind: look again soon */
+                if (*timeout_ms < 0 || *timeout_ms > 50) *timeout_ms = 50;
+                continue;
+            }
             bufs[n] = lbs[k];
             pfds[n++] = (struct pollfd){.fd = lbs[k]->fd, .events = POLLIN};
         }
     }
     return n;
+}
+
+/* Whether any PE's output pipe is still open. */
+static int run_pipes_open(const struct run_job *job)
+{
+    for (long r = 0; r < job->opts.np; r++)
+        if (job->pes[r].out.fd >= 0 || job->pes[r].err.fd >= 0) return 1;
+    return 0;
 }
 
 static int run_event_loop(struct run_job *job)
@@ -368,9 +382,9 @@ static int run_event_loop(struct run_job *job)
         if (job->live == 0) run_input_destroy(&job->input);
         pfds[0] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
         nfds_t nin = run_input_pollfds(&job->input, pfds + 1, &timeout_ms);
-        nfds_t n = run_output_pollfds(job, pfds, bufs, 1 + nin);
+        nfds_t n = run_output_pollfds(job, pfds, bufs, 1 + nin, &timeout_ms);
         int draining_done = job->drain_at >= 0 && gshmemi_wire_now_ms() >= job->drain_at;
-        if (job->live == 0 && (n == 1 || draining_done)) break;
+        if (job->live == 0 && ((nin == 0 && !run_pipes_open(job)) || draining_done)) break;
         if (poll(pfds, n, timeout_ms) < 0 && errno != EINTR) {
             fprintf(stderr, "gshmemrun: poll: %s\n", strerror(errno));
             break;
@@ -383,7 +397,8 @@ static int run_event_loop(struct run_job *job)
     run_flush_leftovers(job);
     free(pfds);
     free(bufs);
-    return job->exit_code;
+    int interrupted = run_output_finish(job->sigfd);
+    return interrupted && job->exit_code == 0 ? interrupted : job->exit_code;
 }
 
 static int run_setup_signals(struct run_job *job)

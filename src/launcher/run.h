@@ -99,6 +99,12 @@ void run_reap(struct run_job *job);
 void run_output_drain(struct run_linebuf *lb);
 /* Passes on what is buffered and stops listening. */
 void run_output_close(struct run_linebuf *lb);
+/* 1 while so much output for fd (stdout or stderr) waits for its reader that the PEs'
+ * pipes for it should not be read. */
+int run_output_backlogged(int fd);
+/* Waits until every queued byte is written (the reader may be slow); a SIGINT, SIGTERM or
+ * SIGHUP read from sigfd meanwhile ends the wait: 128 + its number, else 0. */
+int run_output_finish(int sigfd);
 /* Sets up the relay when stdin is a terminal (PE 0 must not read it from a background
  * process group); *pe0_stdin is then the pipe's read end, else -1. 0 or -1 (reported). */
 int run_input_create(struct run_input *in, int *pe0_stdin);

@@ -1,8 +1,13 @@
 /* PE output to gshmemrun's stdout/stderr, and gshmemrun's terminal stdin to PE 0. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "launcher/run.h"
@@ -10,15 +15,159 @@
 /* While in the background, how often to look whether the terminal came back. */
 #define RUN_INPUT_RECHECK_MS 250
 
-static void run_write_all(int fd, const char *p, size_t len)
+/* gshmemrun's stdout and stderr, each written by a thread of its own: the event loop
+ * only queues what the PEs print, so a reader that stops (a pager, a terminal after
+ * Ctrl-S) never holds up the timeout, signal forwarding or reaping. Past
+ * RUN_SINK_HIGH bytes queued on one, the loop stops reading the PEs' pipes for it and
+ * the PEs block, as they would writing to a terminal directly. */
+#define RUN_SINK_HIGH (1u << 20)
+
+struct run_sink {
+    int fd;
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+    char *buf; /* queued, not yet taken by the writer */
+    size_t len, cap;
+    int busy;   /* the writer holds bytes it has not finished writing */
+    int broken; /* the fd is gone: drop what comes */
+    int stop;
+    int started;
+    pthread_t thread;
+};
+
+static struct run_sink run_sinks[2] = {
+    {.fd = STDOUT_FILENO, .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER},
+    {.fd = STDERR_FILENO, .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER},
+};
+
+static struct run_sink *run_sink_of(int fd)
 {
-    while (len > 0) {
+    return fd == STDERR_FILENO ? &run_sinks[1] : &run_sinks[0];
+}
+
+static void run_write_fd(int fd, const char *p, size_t len, int *broken)
+{
+    while (len > 0 && !*broken) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return; /* our stdout is gone: drop the output */
+        if (n <= 0) { /* our stdout is gone: drop the output */
+            *broken = 1;
+            return;
+        }
         p += n;
         len -= (size_t)n;
     }
+}
+
+static void *run_sink_main(void *arg)
+{
+    struct run_sink *k = arg;
+    char *mine = NULL;
+    size_t mine_cap = 0;
+    pthread_mutex_lock(&k->lock);
+    for (;;) {
+        while (k->len == 0 && !k->stop) pthread_cond_wait(&k->more, &k->lock);
+        if (k->len == 0) break;
+        /* take the queue whole, leave an empty buffer in its place */
+        char *b = k->buf;
+        size_t len = k->len, cap = k->cap;
+        k->buf = mine;
+        k->cap = mine_cap;
+        k->len = 0;
+        k->busy = 1;
+        int broken = k->broken;
+        pthread_mutex_unlock(&k->lock);
+        run_write_fd(k->fd, b, len, &broken);
+        mine = b;
+        mine_cap = cap;
+        pthread_mutex_lock(&k->lock);
+        k->broken = broken;
+        k->busy = 0;
+        pthread_cond_broadcast(&k->more);
+    }
+    pthread_mutex_unlock(&k->lock);
+    free(mine);
+    return NULL;
+}
+
+/* Queues len bytes for fd; written at once (blocking) when its thread could not start. */
+static void run_write_all(int fd, const char *p, size_t len)
+{
+    struct run_sink *k = run_sink_of(fd);
+    if (len == 0) return;
+    pthread_mutex_lock(&k->lock);
+    if (!k->started && !k->stop) {
+        k->started = pthread_create(&k->thread, NULL, run_sink_main, k) == 0 ? 1 : -1;
+    }
+    if (k->started != 1 || k->broken) {
+        int broken = k->broken;
+        pthread_mutex_unlock(&k->lock);
+        if (!broken) run_write_fd(fd, p, len, &broken);
+        return;
+    }
+    if (k->len + len > k->cap) {
+        size_t cap = k->cap ? k->cap : 65536;
+        while (cap < k->len + len) cap *= 2;
+        char *b = realloc(k->buf, cap);
+        if (b == NULL) { /* no memory: write it ourselves, in order after the queue */
+            while (k->len > 0 || k->busy) pthread_cond_wait(&k->more, &k->lock);
+            int broken = k->broken;
+            run_write_fd(fd, p, len, &broken);
+            k->broken = broken;
+            pthread_mutex_unlock(&k->lock);
+            return;
+        }
+        k->buf = b;
+        k->cap = cap;
+    }
+    memcpy(k->buf + k->len, p, len);
+    k->len += len;
+    pthread_cond_signal(&k->more);
+    pthread_mutex_unlock(&k->lock);
+}
+
+int run_output_backlogged(int fd)
+{
+    struct run_sink *k = run_sink_of(fd);
+    pthread_mutex_lock(&k->lock);
+    int full = k->len >= RUN_SINK_HIGH;
+    pthread_mutex_unlock(&k->lock);
+    return full;
+}
+
+int run_output_finish(int sigfd)
+{
+    for (int i = 0; i < 2; i++) {
+        struct run_sink *k = &run_sinks[i];
+        pthread_mutex_lock(&k->lock);
+        k->stop = 1;
+        int started = k->started == 1;
+        pthread_cond_broadcast(&k->more);
+        pthread_mutex_unlock(&k->lock);
+        if (!started) continue;
+        /* A reader still paging through the output is waited for, as a blocking write
+         * would; SIGINT, SIGTERM or SIGHUP ends the wait (and gshmemrun). */
+        for (;;) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            if (pthread_timedjoin_np(k->thread, NULL, &ts) == 0) {
+                pthread_mutex_lock(&k->lock);
+                k->started = 2; /* joined: anything later is written directly */
+                pthread_mutex_unlock(&k->lock);
+                break;
+            }
+            struct signalfd_siginfo si;
+            while (sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
+                    return 128 + (int)si.ssi_signo;
+        }
+    }
+    return 0;
 }
 
 static void run_emit_line(int rank, int fd, const char *line, size_t len)

@@ -108,6 +108,28 @@ no_stray_fds)
     [ -n "$k0" ] || fail "PE 0 printed no count"
     for r in 1 2; do expect_line "$OUT" "^PE $r null fds $k0\$"; done
     ;;
+stalled_reader)
+    # gshmemrun's stdout reader stops for 6 s (a pager nobody pages, a terminal after
+    # Ctrl-S) while the PEs print without end. The launcher once wrote their output with
+    # blocking writes from its event loop: the 1 s timeout fired only when the reader
+    # came back. Now it fires on time (its line on stderr within 4 s), and the output
+    # queued meanwhile still reaches the reader.
+    mkfifo "$TMP/fifo"
+    (sleep 6; cat >/dev/null) <"$TMP/fifo" &
+    reader=$!
+    t0=$(now_ms)
+    "$RUN" --tag-output --timeout 1 -n 2 sh -c 'while :; do echo "a line of output that goes on and on and on"; done' \
+        >"$TMP/fifo" 2>"$ERR" &
+    launcher=$!
+    while ! grep -q 'timeout after 1 s' "$ERR" && [ $(( $(now_ms) - t0 )) -lt 5500 ]; do sleep 0.1; done
+    seen=$(( $(now_ms) - t0 ))
+    wait "$launcher"
+    RC=$?
+    wait "$reader"
+    grep -q 'timeout after 1 s' "$ERR" || fail "no timeout line"
+    [ "$seen" -lt 4000 ] || fail "the timeout line came after ${seen} ms, with the reader stalled for 6 s"
+    expect_rc 124
+    ;;
 tag_output)
     run -n 3 --tag-output "$PE" hello
     expect_rc 0
