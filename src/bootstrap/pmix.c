@@ -3,6 +3,7 @@
  * the library neither builds against nor depends on it; the few PMIx types used are declared
  * here from the PMIx standard (ABI as in OpenPMIx 4.x). */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -141,8 +142,12 @@ static int pmix_fence(struct pmix_impl *px, bool collect, const char *what)
     memcpy(all.nspace, px->me.nspace, PMIX_NSPACE_LEN);
     int rc = px->api.fence(&all, 1, n ? info : NULL, n);
     if (rc != PMIX_OK) {
-        GSHMEMI_ERROR(BOOT, "PE %u: PMIx_Fence (%s) in namespace %s failed: %s (%d)", px->me.rank, what,
-                      px->me.nspace, pmix_strerror(&px->api, rc), rc);
+        char limit[64] = "";
+        if (rc == PMIX_TIMED_OUT)
+            snprintf(limit, sizeof(limit), " after %d s (GSHMEM_TIMEOUT), waiting for the job's %d PEs",
+                     px->timeout_s, px->nranks);
+        GSHMEMI_ERROR(BOOT, "PE %u: PMIx_Fence (%s) in namespace %s failed%s: %s (%d)", px->me.rank, what,
+                      px->me.nspace, limit, pmix_strerror(&px->api, rc), rc);
         return rc == PMIX_TIMED_OUT ? GSHMEMX_ERR_TIMEOUT : GSHMEMX_ERR_PEER_LOST;
     }
     return 0;
@@ -248,19 +253,31 @@ static const struct gshmemi_bootstrap_ops pmix_ops = {
     .finalize = pmix_finalize,
 };
 
-/* A job-level uint32 (rank wildcard) or this proc's uint16; -1 when missing. */
-static long pmix_get_number(struct pmix_impl *px, const char *key, bool job_level)
+/* A job-level uint32 (rank wildcard) or this proc's uint16; -1 when missing, with why
+ * (when given) saying how: the get's status, or the value's type. */
+static long pmix_get_number_why(struct pmix_impl *px, const char *key, bool job_level, char *why, size_t whylen)
 {
     pmix_proc_t proc = px->me;
     if (job_level) proc.rank = PMIX_RANK_ALL;
     pmix_value_t *val = NULL;
     long out = -1;
-    if (px->api.get(&proc, key, NULL, 0, &val) == PMIX_OK && val != NULL) {
-        if (val->type == PMIX_TYPE_UINT32) out = (long)val->data.uint32;
-        else if (val->type == PMIX_TYPE_UINT16) out = (long)val->data.uint16;
+    int rc = px->api.get(&proc, key, NULL, 0, &val);
+    if (rc != PMIX_OK || val == NULL) {
+        if (why) snprintf(why, whylen, "PMIx_Get: %s (%d)", pmix_strerror(&px->api, rc), rc);
+    } else if (val->type == PMIX_TYPE_UINT32) {
+        out = (long)val->data.uint32;
+    } else if (val->type == PMIX_TYPE_UINT16) {
+        out = (long)val->data.uint16;
+    } else if (why) {
+        snprintf(why, whylen, "a value of PMIx type %u, not uint32 or uint16", (unsigned)val->type);
     }
     pmix_value_release(&px->api, val);
     return out;
+}
+
+static long pmix_get_number(struct pmix_impl *px, const char *key, bool job_level)
+{
+    return pmix_get_number_why(px, key, job_level, NULL, 0);
 }
 
 int gshmemi_bootstrap_pmix_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
@@ -276,15 +293,17 @@ int gshmemi_bootstrap_pmix_init(const struct gshmemi_env *env, struct gshmemi_bo
         status = GSHMEMX_ERR_BOOTSTRAP;
         goto err_free;
     }
-    long nranks = pmix_get_number(px, "pmix.job.size", true); /* PMIX_JOB_SIZE */
+    char why[128] = "";
+    long nranks = pmix_get_number_why(px, "pmix.job.size", true, why, sizeof(why)); /* PMIX_JOB_SIZE */
     if (nranks < 1 || px->me.rank >= (uint32_t)nranks) {
-        GSHMEMI_ERROR(BOOT, "PE %u: PMIx namespace %s gives no usable job size (pmix.job.size = %ld)", px->me.rank,
-                      px->me.nspace, nranks);
+        if (why[0] == '\0') snprintf(why, sizeof(why), "%ld, and this rank is %u", nranks, px->me.rank);
+        GSHMEMI_ERROR(BOOT, "PE %u: PMIx namespace %s gives no usable job size (pmix.job.size: %s)", px->me.rank,
+                      px->me.nspace, why);
         status = GSHMEMX_ERR_BOOTSTRAP;
         goto err_finalize;
     }
     px->nranks = (int)nranks;
-    px->timeout_s = env->timeout > 0 ? (int)(env->timeout + 0.999) : 0;
+    px->timeout_s = env->timeout <= 0 ? 0 : env->timeout >= INT_MAX ? INT_MAX : (int)(env->timeout + 0.999);
     GSHMEMI_INFO(BOOT, "PMIx namespace %s: rank %u of %ld, local rank %ld of %ld", px->me.nspace, px->me.rank,
                  nranks, pmix_get_number(px, "pmix.lrank", false) /* PMIX_LOCAL_RANK */,
                  pmix_get_number(px, "pmix.local.size", true) /* PMIX_LOCAL_SIZE */);

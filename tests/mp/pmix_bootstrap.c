@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
 #include "core/env.h"
@@ -26,7 +27,24 @@ static int fail(const struct gshmemi_bootstrap *bs, const char *what, int rc)
     return 1;
 }
 
-int main(void)
+/* `late`: PE 3 stays away from a barrier for GSHMEM_TIMEOUT + 2 s; the others' fence must
+ * time out (GSHMEMX_ERR_TIMEOUT) and say after how long and for how many PEs (checked by
+ * the test's expected text). */
+static int late_barrier(struct gshmemi_bootstrap *bs, double timeout)
+{
+    if (bs->rank == 3) {
+        sleep((unsigned)timeout + 2);
+        gshmemi_bootstrap_fini(bs);
+        return 0;
+    }
+    int rc = bs->ops->barrier(bs);
+    if (rc != GSHMEMX_ERR_TIMEOUT) return fail(bs, "a barrier PE 3 never joined did not time out", rc);
+    fprintf(stderr, "pmix_bootstrap: PE %d: the barrier timed out, as it should\n", bs->rank);
+    gshmemi_bootstrap_fini(bs);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     struct gshmemi_env env;
     struct gshmemi_bootstrap bs;
@@ -42,6 +60,7 @@ int main(void)
     }
     if (strcmp(bs.ops->name, "pmix") != 0) return fail(&bs, "auto-detection did not pick pmix", 0);
     if (bs.nranks < 3) return fail(&bs, "needs at least 3 PEs", 0);
+    if (argc > 1 && strcmp(argv[1], "late") == 0) return late_barrier(&bs, env.timeout);
     static const size_t lens[] = {1, 37, 4096, 0, 300000};
     for (int round = 0; round < (int)(sizeof(lens) / sizeof(lens[0])); round++) {
         size_t len = lens[round];
