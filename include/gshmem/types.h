@@ -34,7 +34,9 @@ enum {
     GSHMEM_CMP_LE = 5
 };
 
-/* Signal update operators for put_signal. */
+/* Signal update operators for put_signal. As OpenSHMEM says, updates of one signal word
+ * are atomic only against updates with the same operator: a SET may overwrite a
+ * concurrent ADD (over ibv a SET is a plain RDMA write, an ADD a remote fetch-add). */
 enum {
     GSHMEM_SIGNAL_SET = 0,
     GSHMEM_SIGNAL_ADD = 1

@@ -230,6 +230,7 @@ uint64_t *gshmemi_ibv_cell_ptr(struct ibv_net *net, int cell)
 /* Cell 0 is the shared sink of flush reads and of atomics whose answer nobody wants. */
 int gshmemi_ibv_cell_get(struct ibv_net *net, int *rc)
 {
+    double deadline = 0;
     for (;;) {
         for (int i = 1; i < GSHMEMI_IBV_CELLS; i++) {
             int c = 1 + (int)((net->cell_next + (unsigned)i) % (GSHMEMI_IBV_CELLS - 1));
@@ -240,6 +241,14 @@ int gshmemi_ibv_cell_get(struct ibv_net *net, int *rc)
             return c;
         }
         if ((*rc = gshmemi_ibv_poll(net)) != 0) return -1;
+        if (deadline == 0) deadline = ibv_now() + (net->timeout > 0 ? net->timeout : 1e30);
+        if (ibv_now() > deadline) {
+            GSHMEMI_ERROR(TRANSPORT, "PE %d: ibv: all %d answer cells of fetching atomics stayed taken for %.0f s "
+                                     "(GSHMEM_TIMEOUT): their answers never came", net->my_pe, GSHMEMI_IBV_CELLS - 1,
+                          net->timeout);
+            *rc = GSHMEMX_ERR_TIMEOUT;
+            return -1;
+        }
         pthread_mutex_unlock(&net->lock); /* every cell is some thread's: wait for one */
         sched_yield();
         pthread_mutex_lock(&net->lock);
