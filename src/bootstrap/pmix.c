@@ -142,8 +142,8 @@ static int pmix_fence(struct pmix_impl *px, bool collect, const char *what)
     memcpy(all.nspace, px->me.nspace, PMIX_NSPACE_LEN);
     int rc = px->api.fence(&all, 1, n ? info : NULL, n);
     if (rc != PMIX_OK) {
-        char limit[64] = "";
-        if (rc == PMIX_TIMED_OUT)
+        char limit[128] = "";
+        if (rc == PMIX_TIMED_OUT && px->timeout_s > 0)
             snprintf(limit, sizeof(limit), " after %d s (GSHMEM_TIMEOUT), waiting for the job's %d PEs",
                      px->timeout_s, px->nranks);
         GSHMEMI_ERROR(BOOT, "PE %u: PMIx_Fence (%s) in namespace %s failed%s: %s (%d)", px->me.rank, what,
@@ -262,8 +262,10 @@ static long pmix_get_number_why(struct pmix_impl *px, const char *key, bool job_
     pmix_value_t *val = NULL;
     long out = -1;
     int rc = px->api.get(&proc, key, NULL, 0, &val);
-    if (rc != PMIX_OK || val == NULL) {
+    if (rc != PMIX_OK) {
         if (why) snprintf(why, whylen, "PMIx_Get: %s (%d)", pmix_strerror(&px->api, rc), rc);
+    } else if (val == NULL) {
+        if (why) snprintf(why, whylen, "PMIx_Get returned no value");
     } else if (val->type == PMIX_TYPE_UINT32) {
         out = (long)val->data.uint32;
     } else if (val->type == PMIX_TYPE_UINT16) {

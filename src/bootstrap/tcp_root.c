@@ -138,6 +138,13 @@ static void root_refuse(struct gshmemi_tcp_root *root, struct root_conn *c, int 
 {
     GSHMEMI_ERROR(BOOT, "bootstrap root: refused connection from %s: %s", c->peer, why);
     root_send_error(root, c, status, why);
+    /* The ERROR is small, and all of it goes before the close: its rest, if the socket
+     * took only part, within ROOT_ABORT_SEND_TIMEOUT_S. */
+    for (int64_t until = gshmemi_wire_deadline(ROOT_ABORT_SEND_TIMEOUT_S); c->out_head != NULL;) {
+        struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+        int ms = gshmemi_wire_poll_ms(until);
+        if (ms == 0 || poll(&pfd, 1, ms) <= 0 || root_flush(root, c) != 0) break;
+    }
     /* Unread input would turn the close into a reset that can destroy the ERROR in flight. */
     shutdown(c->fd, SHUT_WR);
     char sink[4096];
@@ -804,11 +811,12 @@ int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root)
         if (pfds[1].revents) root_accept(root);
         for (int i = 2; i < n; i++) {
             struct root_conn *c = &root->conns[slot_of_pfd[i]];
+            /* what it sent first: a BYE and a close are a clean end, not a failed send */
+            if ((pfds[i].revents & ~POLLOUT) && c->fd == pfds[i].fd) root_service_conn(root, c);
             if ((pfds[i].revents & POLLOUT) && c->fd == pfds[i].fd && root_flush(root, c)) {
                 if (c->rank >= 0) root_rank_lost(root, c, "could not send to it");
                 else root_close_conn(root, c);
             }
-            if ((pfds[i].revents & ~POLLOUT) && c->fd == pfds[i].fd) root_service_conn(root, c);
         }
     }
 out:

@@ -47,8 +47,10 @@ static int root_listen_any(int port, int backlog)
     int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd >= 0) {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &(int){0}, sizeof(int));
-        if (bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 && listen(fd, backlog) == 0) return fd;
+        /* without IPv4 on it (bindv6only hosts refuse to clear the option) it is no use */
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &(int){0}, sizeof(int)) == 0 &&
+            bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 && listen(fd, backlog) == 0)
+            return fd;
         int e = errno;
         close(fd);
         if (e == EADDRINUSE) { /* the port is taken, not IPv6 missing */

@@ -377,11 +377,13 @@ static int uid_init_from_env(const struct gshmemi_env *env, struct gshmemi_boots
         return GSHMEMX_ERR_CONFIG;
     }
     long port = atol(portstr);
-    /* Rank 0 listens on that address when it is a numeric one, else on every interface:
-     * its own resolver may map its name to loopback (Debian's 127.0.1.1) while the other
-     * hosts reach it by the name's real address. */
+    /* Rank 0 listens on that address when it is a numeric one (or "localhost": a job of
+     * this host only), else on every interface: its own resolver may map its name to
+     * loopback (Debian's 127.0.1.1) while the other hosts reach it by the name's real
+     * address. */
     struct in6_addr any;
-    int numeric = inet_pton(AF_INET, host, &any) == 1 || inet_pton(AF_INET6, host, &any) == 1;
+    int numeric = inet_pton(AF_INET, host, &any) == 1 || inet_pton(AF_INET6, host, &any) == 1 ||
+                  strcmp(host, "localhost") == 0;
     uint8_t *secret = malloc(GSHMEMI_WIRE_SECRET_MAX);
     struct gshmemi_tcp_join j = {.roots = {env->bootstrap_uid}, .nroots = 1, .rank = (int)env->rank,
                                  .nranks = (int)env->nranks, .job_id = env->job_id ? env->job_id : "",

@@ -113,8 +113,9 @@ void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_te
     if (memcmp(&theirs, &mine, sizeof(mine)) == 0) return;
     char here[160], there[160];
     coll_call_describe(&mine, here, sizeof(here));
-    if (theirs.gen != mine.gen || theirs.seq == 0) /* no checked call on this team yet */
-        snprintf(there, sizeof(there), "no collective on this team yet");
+    if (theirs.gen != mine.gen || theirs.seq == 0) /* its record is another team's in this slot, or none */
+        snprintf(there, sizeof(there), "no collective on this team that this PE can see (its record is from "
+                                       "another team in the slot, or none)");
     else {
         coll_call_describe(&theirs, there, sizeof(there) - 32);
         size_t used = strlen(there);
@@ -123,7 +124,7 @@ void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_te
     GSHMEMI_ERROR(SYNC, "%s: collective call #%llu on team %d differs (GSHMEM_CHECK): PE %d (team PE %d) called %s, "
                         "PE %d (team PE 0) %s%s",
                   fn, (unsigned long long)mine.seq, (int)team, st->my_pe, t->my_index, here, pe0,
-                  theirs.gen != mine.gen || theirs.seq == 0 ? "has made " : "called ", there);
+                  theirs.gen != mine.gen || theirs.seq == 0 ? "shows " : "called ", there);
     gshmemi_fatal(st, GSHMEMX_ERR_MISMATCH);
 }
 

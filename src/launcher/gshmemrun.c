@@ -353,6 +353,8 @@ static nfds_t run_output_pollfds(struct run_job *job, struct pollfd *pfds, struc
             if (lbs[k]->fd < 0) continue;
             if (backlog[lbs[k]->out_fd == STDERR_FILENO]) { /* its reader is behind: look again soon */
                 if (*timeout_ms < 0 || *timeout_ms > 50) *timeout_ms = 50;
+                /* the drain of ended PEs' pipes waits too: what they hold is not lost */
+                if (job->drain_at >= 0) job->drain_at = gshmemi_wire_now_ms() + RUN_DRAIN_MS;
                 continue;
             }
             bufs[n] = lbs[k];

@@ -487,15 +487,23 @@ static int ibv_heap_exchange(struct ibv_net *net, struct gshmemi_bootstrap *bs, 
     return rc;
 }
 
+/* The net goes when no heap uses it any more (its QPs, staging memory, event thread):
+ * after the last heap's transport, or at once when the first heap could not join it. */
+static void ibv_net_put(struct ibv_net *net)
+{
+    if (net->refs > 0) return;
+    if (!atomic_load(&net->failed)) gshmemi_ibv_drain(net); /* requests in a send queue die with it */
+    ibv_global = NULL;
+    ibv_net_free(net);
+}
+
 void gshmemi_ibv_destroy(struct gshmemi_transport *tp)
 {
     struct ibv_transport *t = ibv_of(tp);
     struct ibv_net *net = t->net;
     free(t);
-    if (--net->refs > 0) return;
-    if (!atomic_load(&net->failed)) gshmemi_ibv_drain(net); /* requests in a send queue die with it */
-    ibv_global = NULL;
-    ibv_net_free(net);
+    net->refs--;
+    ibv_net_put(net);
 }
 
 int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_heap *heap, const struct gshmemi_env *env,
@@ -507,8 +515,10 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     struct ibv_net *net = ibv_global;
     struct ibv_transport *t = calloc(1, sizeof(*t));
     if (!t || net->nheaps == GSHMEMI_IBV_MAX_HEAPS) {
+        rc = t ? GSHMEMX_ERR_INTERNAL : GSHMEMX_ERR_NOMEM;
         free(t);
-        return t ? GSHMEMX_ERR_INTERNAL : GSHMEMX_ERR_NOMEM;
+        ibv_net_put(net);
+        return rc;
     }
     t->tp.ops = &gshmemi_ibv_ops;
     t->tp.impl = t;
@@ -520,10 +530,7 @@ int gshmemi_transport_ibv_create(struct gshmemi_bootstrap *bs, struct gshmemi_he
     if (rc != 0) {
         gshmemi_ibv_heap_deregister(net, reg);
         free(t);
-        if (net->refs == 0) { /* no heap uses the net: it goes (its QPs, staging, thread) */
-            ibv_global = NULL;
-            ibv_net_free(net);
-        }
+        ibv_net_put(net);
         return rc;
     }
     if (heap->kind == GSHMEMI_HEAP_KIND_DEVICE) net->device = heap->device;

@@ -130,6 +130,21 @@ stalled_reader)
     [ "$seen" -lt 4000 ] || fail "the timeout line came after ${seen} ms, with the reader stalled for 6 s"
     expect_rc 124
     ;;
+slow_reader)
+    # A reader slower than the PEs (about 600 KB/s) gets every byte: the PEs end while
+    # more than 1 MiB still waits for it, and the pipes they leave must still be read
+    # (the 1 s drain after the last PE once closed them with output in them).
+    mkfifo "$TMP/fifo"
+    (total=0; while :; do n=$(dd bs=60000 count=1 iflag=fullblock status=none | wc -c); [ "$n" -eq 0 ] && break
+        total=$((total + n)); sleep 0.1; done; echo "$total" >"$TMP/bytes") <"$TMP/fifo" &
+    reader=$!
+    "$RUN" --tag-output -n 2 sh -c 'yes abcdefghijklmnop | head -n 80000' >"$TMP/fifo" 2>"$ERR"
+    RC=$?
+    wait "$reader"
+    expect_rc 0
+    got=$(cat "$TMP/bytes")
+    [ "$got" -eq 3360000 ] || fail "the reader got $got bytes of 3360000 (2 PEs x 80000 lines of 21 bytes)"
+    ;;
 tag_output)
     run -n 3 --tag-output "$PE" hello
     expect_rc 0

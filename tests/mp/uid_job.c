@@ -161,6 +161,16 @@ int main(int argc, char **argv)
     int wrong_rank = forged && argc > 3 ? atoi(argv[3]) : -1;
     int env_mode = strcmp(mode, "env") == 0, port = env_mode ? free_port() : 0;
     const char *host0 = env_mode && argc > 3 ? argv[3] : "127.0.0.1", *host = env_mode && argc > 4 ? argv[4] : host0;
+    if (strchr(host0, ':') || strchr(host, ':')) { /* an IPv6 address: skipped where the host has no ::1 */
+        struct sockaddr_in6 lo6 = {.sin6_family = AF_INET6, .sin6_addr = in6addr_loopback};
+        int probe = socket(AF_INET6, SOCK_STREAM, 0);
+        int ok = probe >= 0 && bind(probe, (struct sockaddr *)&lo6, sizeof(lo6)) == 0;
+        if (probe >= 0) close(probe);
+        if (!ok) {
+            printf("uid_job: no IPv6 loopback here: skipped\n");
+            return 77;
+        }
+    }
     if (n < 1 || n > 64 || (forged && (wrong_rank < 1 || wrong_rank >= n)) || port < 0) {
         fprintf(stderr, "usage: uid_job N [ok | wrong B | refused B (0 < B < N) | env [H0 [H]]]\n");
         return 2;

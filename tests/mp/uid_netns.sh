@@ -6,8 +6,13 @@
 # usage: uid_netns.sh COMMAND [ARGS]...
 set -u
 if [ "${UID_NETNS_INSIDE:-}" != 1 ]; then
-    unshare -rn true 2>/dev/null || { echo "uid_netns.sh: no unprivileged network namespaces: skipped"; exit 77; }
-    UID_NETNS_INSIDE=1 exec unshare -rn bash "$0" "$@"
+    unshare -rnm true 2>/dev/null || { echo "uid_netns.sh: no unprivileged network namespaces: skipped"; exit 77; }
+    UID_NETNS_INSIDE=1 exec unshare -rnm bash "$0" "$@"
+fi
+# UID_NETNS_HOSTS="ADDRESS NAME": that line is added to /etc/hosts inside (a private mount).
+if [ -n "${UID_NETNS_HOSTS:-}" ]; then
+    hosts=$(mktemp) && { cat /etc/hosts; echo "$UID_NETNS_HOSTS"; } >"$hosts" && mount --bind "$hosts" /etc/hosts ||
+        { echo "uid_netns.sh: cannot set up /etc/hosts"; exit 1; }
 fi
 ip link set lo up &&
     ip link add v0 type veth peer name v1 &&
