@@ -7,6 +7,7 @@
 #include <gshmem/status.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,9 +66,25 @@ static int heap_try_hugetlb(struct gshmemi_heap *heap, size_t size, const char *
         return -1;
     }
     size = heap_round_up(size, HEAP_HUGE_PAGE);
-    void *base = MAP_FAILED;
-    if (ftruncate(fd, (off_t)size) == 0)
-        base = heap_map_aligned(fd, size);
+    if (ftruncate(fd, (off_t)size) != 0) {
+        *why = "not enough free 2 MiB hugepages reserved (/proc/sys/vm/nr_hugepages)";
+        close(fd);
+        return -1;
+    }
+    /* Every page now, not at first touch: a hugetlb cgroup limit charged at fault time
+     * (Kubernetes pods without a hugepage request) or a NUMA binding to a node with too
+     * few pages passes the reservation at mmap and would end a later access with
+     * SIGBUS; here it is a clean failure (and auto falls back to normal pages). */
+    int e = fallocate(fd, 0, 0, (off_t)size) == 0 ? 0 : errno;
+    if (e != 0 && e != EOPNOTSUPP && e != ENOSYS) {
+        *why = e == ENOSPC || e == ENOMEM
+                   ? "the 2 MiB hugepages could not be allocated (too few free ones, on this NUMA node or within a "
+                     "cgroup hugetlb limit)"
+                   : "allocating the 2 MiB hugepages failed";
+        close(fd);
+        return -1;
+    }
+    void *base = heap_map_aligned(fd, size);
     if (base == MAP_FAILED) {
         *why = "not enough free 2 MiB hugepages reserved (/proc/sys/vm/nr_hugepages)";
         close(fd);

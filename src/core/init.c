@@ -220,6 +220,11 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
 {
     double t[6];
     t[0] = init_ms();
+    /* Nothing to tear down yet: a failure before the heaps exist must not close fd 0 (the
+     * zeroed state's descriptor), which is the application's stdin or whatever it opened
+     * since. */
+    st->heap = (struct gshmemi_heap){.fd = -1};
+    st->sync_heap = (struct gshmemi_heap){.fd = -1};
     int rc = init_env(st);
     if (rc != 0) return rc;
     if (attr != NULL) {
@@ -251,19 +256,31 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
     if ((rc = gshmemi_device_state_publish(st)) != 0) return rc;
     st->barrier_epoch = 0;
     st->alloc_seq = 0;
-    /* The closing barrier, as an allgather of the check setting: checked collectives
-     * meet once more per call, so PEs that differ in it would pair the wrong barriers. */
-    int32_t *checks = malloc((size_t)st->n_pes * sizeof(*checks)), mine = st->check_args;
-    if (!checks) return GSHMEMX_ERR_NOMEM;
-    rc = st->boot.ops->allgather(&st->boot, &mine, checks, sizeof(mine));
-    for (int pe = 0; rc == 0 && pe < st->n_pes; pe++)
-        if (checks[pe] != mine) {
+    /* The closing barrier, as an allgather of what must agree: the check setting
+     * (checked collectives meet once more per call, so PEs that differ in it would pair
+     * the wrong barriers) and the heap's size (identical allocators; only node-local
+     * peers mapped over p2p compared it before). */
+    struct init_agree {
+        int32_t check;
+        int32_t pad;
+        uint64_t heap_size;
+    } mine = {.check = st->check_args, .heap_size = st->heap.size}, *all = calloc((size_t)st->n_pes, sizeof(*all));
+    if (!all) return GSHMEMX_ERR_NOMEM;
+    rc = st->boot.ops->allgather(&st->boot, &mine, all, sizeof(mine));
+    for (int pe = 0; rc == 0 && pe < st->n_pes; pe++) {
+        if (all[pe].check != mine.check) {
             GSHMEMI_ERROR(INIT, "PE %d checks collective arguments (GSHMEM_CHECK=1 or a debug build of gshmem) but PE %d "
                                 "does not: set GSHMEM_CHECK alike on every PE",
-                          mine ? st->my_pe : pe, mine ? pe : st->my_pe);
+                          mine.check ? st->my_pe : pe, mine.check ? pe : st->my_pe);
+            rc = GSHMEMX_ERR_CONFIG;
+        } else if (all[pe].heap_size != mine.heap_size) {
+            GSHMEMI_ERROR(INIT, "PE %d's symmetric heap has %llu bytes but PE %d's has %llu: set GSHMEM_SYMMETRIC_SIZE "
+                                "(and GSHMEM_HUGEPAGES) alike on every PE",
+                          pe, (unsigned long long)all[pe].heap_size, st->my_pe, (unsigned long long)mine.heap_size);
             rc = GSHMEMX_ERR_CONFIG;
         }
-    free(checks);
+    }
+    free(all);
     if (rc != 0) return rc;
     t[5] = init_ms();
     init_print_config(st);
