@@ -88,13 +88,31 @@ int gshmemi_env_parse_bool(const char *text, int *out)
     return GSHMEMX_ERR_CONFIG;
 }
 
+/* A decimal: digits, at most one point, an optional exponent (strtod alone also took
+ * " 5", "0x10", "0x1p4" and "-0"). Values past 1e9 s (31 years) count as 1e9, so that
+ * every conversion to nanoseconds or milliseconds stays defined; both mean "never" in
+ * practice. */
 int gshmemi_env_parse_seconds(const char *text, double *out)
 {
+    const char *p = text;
+    size_t mantissa = strspn(p, "0123456789");
+    p += mantissa;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        mantissa += frac;
+        p += 1 + frac;
+    }
+    if (mantissa > 0 && (*p == 'e' || *p == 'E')) {
+        const char *q = p + 1 + (p[1] == '+' || p[1] == '-');
+        size_t exp = strspn(q, "0123456789");
+        if (exp > 0) p = q + exp;
+    }
+    if (mantissa == 0 || *p != '\0') return GSHMEMX_ERR_CONFIG;
     errno = 0;
     char *end;
     double v = strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !isfinite(v) || v < 0) return GSHMEMX_ERR_CONFIG;
-    *out = v;
+    if (errno || *end != '\0' || !isfinite(v) || v < 0) return GSHMEMX_ERR_CONFIG;
+    *out = v > 1e9 ? 1e9 : v;
     return 0;
 }
 
