@@ -111,6 +111,7 @@ int gshmemi_env_parse_seconds(const char *text, double *out)
     errno = 0;
     char *end;
     double v = strtod(text, &end);
+    if (errno == ERANGE && v > 1) v = 1e9, errno = 0; /* "1e999": past 1e9 too */
     if (errno || *end != '\0' || !isfinite(v) || v < 0) return GSHMEMX_ERR_CONFIG;
     *out = v > 1e9 ? 1e9 : v;
     return 0;

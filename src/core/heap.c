@@ -67,7 +67,7 @@ static int heap_try_hugetlb(struct gshmemi_heap *heap, size_t size, const char *
     }
     size = heap_round_up(size, HEAP_HUGE_PAGE);
     if (ftruncate(fd, (off_t)size) != 0) {
-        *why = "not enough free 2 MiB hugepages reserved (/proc/sys/vm/nr_hugepages)";
+        *why = "sizing the hugetlb memfd failed";
         close(fd);
         return -1;
     }
@@ -75,8 +75,11 @@ static int heap_try_hugetlb(struct gshmemi_heap *heap, size_t size, const char *
      * (Kubernetes pods without a hugepage request) or a NUMA binding to a node with too
      * few pages passes the reservation at mmap and would end a later access with
      * SIGBUS; here it is a clean failure (and auto falls back to normal pages). */
-    int e = fallocate(fd, 0, 0, (off_t)size) == 0 ? 0 : errno;
-    if (e != 0 && e != EOPNOTSUPP && e != ENOSYS) {
+    int e;
+    do /* hugetlbfs stops at any pending signal (a profiler's timer); the pages kept count */
+        e = fallocate(fd, 0, 0, (off_t)size) == 0 ? 0 : errno;
+    while (e == EINTR);
+    if (e != 0 && e != EOPNOTSUPP && e != ENOSYS && e != EPERM) { /* the last three: no fallocate here */
         *why = e == ENOSPC || e == ENOMEM
                    ? "the 2 MiB hugepages could not be allocated (too few free ones, on this NUMA node or within a "
                      "cgroup hugetlb limit)"

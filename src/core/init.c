@@ -274,10 +274,11 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
                           mine.check ? st->my_pe : pe, mine.check ? pe : st->my_pe);
             rc = GSHMEMX_ERR_CONFIG;
         } else if (all[pe].heap_size != mine.heap_size) {
-            GSHMEMI_ERROR(INIT, "PE %d's symmetric heap has %llu bytes but PE %d's has %llu: set GSHMEM_SYMMETRIC_SIZE "
-                                "(and GSHMEM_HUGEPAGES) alike on every PE",
+            GSHMEMI_ERROR(INIT, "PE %d's symmetric heap has %llu bytes but PE %d's has %llu (each the size asked for, "
+                                "rounded, plus the library's reserved area): set GSHMEM_SYMMETRIC_SIZE (and "
+                                "GSHMEM_HEAP) alike on every PE",
                           pe, (unsigned long long)all[pe].heap_size, st->my_pe, (unsigned long long)mine.heap_size);
-            rc = GSHMEMX_ERR_CONFIG;
+            rc = GSHMEMX_ERR_CONFIG; /* one line is enough: the loop ends here */
         }
     }
     free(all);

@@ -131,7 +131,7 @@ Test(env, parse_seconds)
         double value;
     } good[] = {{"0", 0.0},         {"600", 600.0}, {"1.5", 1.5},   {"0.001", 0.001}, {"1e3", 1000.0},
                 {"2.5E1", 25.0},    {".5", 0.5},    {"5.", 5.0},    {"1e-3", 0.001},  {"2E+2", 200.0},
-                {"1e300", 1e9},     {"86400000000", 1e9}}; /* past 1e9 s: 1e9, "never" either way */
+                {"1e300", 1e9},     {"86400000000", 1e9}, {"1e999", 1e9}}; /* past 1e9 s: 1e9, "never" either way */
     for (size_t i = 0; i < COUNT(good); i++) {
         double v = -7.0;
         cr_assert_eq(gshmemi_env_parse_seconds(good[i].text, &v), 0, "\"%s\"", good[i].text);
@@ -142,7 +142,7 @@ Test(env, parse_seconds)
 Test(env, parse_seconds_rejects_negative_nonfinite_garbage)
 {
     static const char *const bad[] = {
-        "-1", "-0.5", "-1e-3", "nan", "NaN", "-nan", "inf", "INF", "-inf", "infinity", "1e999",
+        "-1", "-0.5", "-1e-3", "nan", "NaN", "-nan", "inf", "INF", "-inf", "infinity",
         "", "abc", "5s", "10 ", "1.2.3", "one", " 5", "0x10", "0x1p4", "-0", "+5", ".", "1e", "e3", "1e+",
     };
     for (size_t i = 0; i < COUNT(bad); i++) {
