@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,114 +35,17 @@ static void root_close_conn(struct gshmemi_tcp_root *root, struct root_conn *c)
     root_conn_reset(c);
 }
 
-/* Writes what c's queue holds until the socket is full: 0 (all written, or the rest
- * waits for POLLOUT), or a transport status, logged, once the connection failed. */
-static int root_flush(struct gshmemi_tcp_root *root, struct root_conn *c)
-{
-    while (c->out_head != NULL) {
-        struct root_out *o = c->out_head;
-        size_t plen = o->blob ? o->blob->len : 0, total = GSHMEMI_WIRE_HEADER_SIZE + plen;
-        struct iovec iov[2];
-        int n = 0;
-        if (o->sent < GSHMEMI_WIRE_HEADER_SIZE)
-            iov[n++] = (struct iovec){o->hdr + o->sent, GSHMEMI_WIRE_HEADER_SIZE - o->sent};
-        size_t poff = o->sent > GSHMEMI_WIRE_HEADER_SIZE ? o->sent - GSHMEMI_WIRE_HEADER_SIZE : 0;
-        if (plen > poff) iov[n++] = (struct iovec){o->blob->data + poff, plen - poff};
-        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-        if (w < 0) {
-            int e = errno;
-            if (!root->failed) GSHMEMI_WARN(BOOT, "bootstrap root: sending to %s: %s", c->peer, strerror(e));
-            else GSHMEMI_INFO(BOOT, "bootstrap root: sending to %s: %s (the job is ending)", c->peer, strerror(e));
-            return (e == EPIPE || e == ECONNRESET) ? GSHMEMX_ERR_PEER_LOST : GSHMEMX_ERR_SYSTEM;
-        }
-        o->sent += (size_t)w;
-        c->out_progress_ms = gshmemi_wire_now_ms();
-        if (o->sent < total) continue;
-        c->out_head = o->next;
-        if (c->out_head == NULL) c->out_tail = NULL;
-        root_blob_put(o->blob);
-        free(o);
-    }
-    return 0;
-}
-
-/* Queues a message for c, sharing blob (NULL: none), and writes what the socket takes
- * now; the poll loop writes the rest. Nonzero only when the connection failed: a PE that
- * stops reading delays nobody, and is lost once `timeout` s pass without progress. */
-static int root_send_blob(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
-                          struct root_blob *blob, double timeout)
-{
-    struct root_out *o = calloc(1, sizeof(*o));
-    if (o == NULL) {
-        GSHMEMI_WARN(BOOT, "bootstrap root: no memory to queue a %s for %s", gshmemi_wire_type_name(type), c->peer);
-        return GSHMEMX_ERR_NOMEM;
-    }
-    struct gshmemi_wire_header h;
-    gshmemi_wire_header_init(&h, type, GSHMEMI_WIRE_ROOT, seq, blob ? (uint32_t)blob->len : 0);
-    gshmemi_wire_header_encode(&h, o->hdr);
-    o->blob = blob;
-    if (blob) blob->refs++;
-    o->timeout = timeout;
-    if (c->out_head == NULL) {
-        c->out_head = o;
-        c->out_progress_ms = gshmemi_wire_now_ms();
-    } else {
-        c->out_tail->next = o;
-    }
-    c->out_tail = o;
-    return root_flush(root, c);
-}
-
-static struct root_blob *root_blob_new(const void *payload, size_t len)
-{
-    struct root_blob *b = malloc(sizeof(*b) + len);
-    if (b == NULL) return NULL;
-    b->refs = 1;
-    b->len = len;
-    if (payload != NULL && len) memcpy(b->data, payload, len);
-    return b;
-}
-
-static int root_send_timed(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
-                           const void *payload, size_t len, double timeout)
-{
-    struct root_blob *b = len ? root_blob_new(payload, len) : NULL;
-    if (len && b == NULL) {
-        GSHMEMI_WARN(BOOT, "bootstrap root: no memory to queue a %s for %s", gshmemi_wire_type_name(type), c->peer);
-        return GSHMEMX_ERR_NOMEM;
-    }
-    int rc = root_send_blob(root, c, type, seq, b, timeout);
-    root_blob_put(b);
-    return rc;
-}
-
-static int root_send(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
-                     const void *payload, size_t len)
-{
-    return root_send_timed(root, c, type, seq, payload, len, root->timeout);
-}
-
-static int root_send_error(struct gshmemi_tcp_root *root, struct root_conn *c, int status, const char *msg)
-{
-    uint8_t buf[GSHMEMI_WIRE_ERROR_MAX];
-    size_t n = gshmemi_wire_error_encode(status, msg, buf);
-    return root_send(root, c, GSHMEMI_WIRE_ERROR, 0, buf, n);
-}
-
 /* A connection that is not (yet) a PE of this job is turned away; the job goes on. */
 static void root_refuse(struct gshmemi_tcp_root *root, struct root_conn *c, int status, const char *why)
 {
     GSHMEMI_ERROR(BOOT, "bootstrap root: refused connection from %s: %s", c->peer, why);
-    root_send_error(root, c, status, why);
+    gshmemi_root_send_error(root, c, status, why);
     /* The ERROR is small, and all of it goes before the close: its rest, if the socket
      * took only part, within ROOT_ABORT_SEND_TIMEOUT_S. */
     for (int64_t until = gshmemi_wire_deadline(ROOT_ABORT_SEND_TIMEOUT_S); c->out_head != NULL;) {
         struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
         int ms = gshmemi_wire_poll_ms(until);
-        if (ms == 0 || poll(&pfd, 1, ms) <= 0 || root_flush(root, c) != 0) break;
+        if (ms == 0 || poll(&pfd, 1, ms) <= 0 || gshmemi_root_flush(root, c) != 0) break;
     }
     /* Unread input would turn the close into a reset that can destroy the ERROR in flight. */
     shutdown(c->fd, SHUT_WR);
@@ -173,7 +75,7 @@ static void root_broadcast(struct gshmemi_tcp_root *root, const struct gshmemi_w
         int s = root->slot_of_rank[r];
         if (r == except || s < 0) continue;
         /* A courtesy to PEs that may be dying too: one that takes nothing for a second is dropped. */
-        root_send_timed(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, len, ROOT_ABORT_SEND_TIMEOUT_S);
+        gshmemi_root_send_timed(root, &root->conns[s], GSHMEMI_WIRE_ABORT, 0, buf, len, ROOT_ABORT_SEND_TIMEOUT_S);
     }
 }
 
@@ -260,7 +162,7 @@ static void root_round_complete(struct gshmemi_tcp_root *root)
 {
     size_t len = root->round_len, total = len * (size_t)root->nranks;
     struct root_blob *result = NULL; /* every PE's queue shares it */
-    if (root->round_status == 0 && total > 0 && (result = root_blob_new(NULL, total)) == NULL) {
+    if (root->round_status == 0 && total > 0 && (result = gshmemi_root_blob_new(NULL, total)) == NULL) {
         root->round_status = GSHMEMX_ERR_NOMEM;
         snprintf(root->round_msg, sizeof(root->round_msg), "bootstrap root: no memory for a %zu-byte allgather",
                  total);
@@ -277,8 +179,8 @@ static void root_round_complete(struct gshmemi_tcp_root *root)
         int s = root->slot_of_rank[r];
         if (s < 0) continue;
         struct root_conn *c = &root->conns[s];
-        int rc = status ? root_send_error(root, c, status, msg)
-                        : root_send_blob(root, c, GSHMEMI_WIRE_RESULT, seq, result, root->timeout);
+        int rc = status ? gshmemi_root_send_error(root, c, status, msg)
+                        : gshmemi_root_send_blob(root, c, GSHMEMI_WIRE_RESULT, seq, result, root->timeout);
         if (rc && !root->failed) root_rank_lost(root, c, "could not deliver the allgather result");
     }
     root_blob_put(result);
@@ -293,7 +195,7 @@ static void root_round_doom(struct gshmemi_tcp_root *root, int status)
     root->round_doomed = 1;
     for (int r = 0; r < root->nranks; r++) {
         int s = root->slot_of_rank[r];
-        if (root->contrib[r] != NULL && s >= 0) root_send_error(root, &root->conns[s], status, root->round_msg);
+        if (root->contrib[r] != NULL && s >= 0) gshmemi_root_send_error(root, &root->conns[s], status, root->round_msg);
     }
 }
 
@@ -348,7 +250,7 @@ static void root_handle_gather(struct gshmemi_tcp_root *root, struct root_conn *
     c->payload = NULL;
     root->ncontrib++;
     root_round_check_len(root, r, c->hdr.length);
-    if (root->round_doomed) root_send_error(root, c, root->round_status, root->round_msg);
+    if (root->round_doomed) gshmemi_root_send_error(root, c, root->round_status, root->round_msg);
     root_round_check_left(root);
     if (root->ncontrib == root->nranks) root_round_complete(root);
 }
@@ -424,7 +326,7 @@ static void root_admit(struct gshmemi_tcp_root *root, struct root_conn *c, const
     uint8_t welcome[GSHMEMI_WIRE_WELCOME_SIZE] = {0}; /* u32 nranks, u32 flags: informational */
     for (int i = 0; i < 4; i++) welcome[i] = (uint8_t)((uint32_t)root->nranks >> (8 * i));
     GSHMEMI_INFO(BOOT, "bootstrap root: %s joined", c->peer);
-    if (root_send(root, c, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome)))
+    if (gshmemi_root_send(root, c, GSHMEMI_WIRE_WELCOME, 0, welcome, sizeof(welcome)))
         root_rank_lost(root, c, "could not send WELCOME");
 }
 
@@ -437,7 +339,7 @@ static void root_challenge(struct gshmemi_tcp_root *root, struct root_conn *c, c
         return;
     }
     *c->challenged = *h;
-    if (root_send(root, c, GSHMEMI_WIRE_CHALLENGE, 0, c->nonce, sizeof(c->nonce))) root_close_conn(root, c);
+    if (gshmemi_root_send(root, c, GSHMEMI_WIRE_CHALLENGE, 0, c->nonce, sizeof(c->nonce))) root_close_conn(root, c);
 }
 
 static void root_handle_hello(struct gshmemi_tcp_root *root, struct root_conn *c)
@@ -813,7 +715,7 @@ int gshmemi_tcp_root_run(struct gshmemi_tcp_root *root)
             struct root_conn *c = &root->conns[slot_of_pfd[i]];
             /* what it sent first: a BYE and a close are a clean end, not a failed send */
             if ((pfds[i].revents & ~POLLOUT) && c->fd == pfds[i].fd) root_service_conn(root, c);
-            if ((pfds[i].revents & POLLOUT) && c->fd == pfds[i].fd && root_flush(root, c)) {
+            if ((pfds[i].revents & POLLOUT) && c->fd == pfds[i].fd && gshmemi_root_flush(root, c)) {
                 if (c->rank >= 0) root_rank_lost(root, c, "could not send to it");
                 else root_close_conn(root, c);
             }

@@ -116,4 +116,18 @@ static inline void root_conn_reset(struct root_conn *c)
     c->rank = -1;
 }
 
+/* tcp_root_out.c: the root's sending side. Each returns 0, or a transport status (logged)
+ * once the connection failed; a message the socket cannot take yet waits in c's queue
+ * for POLLOUT (gshmemi_root_flush). */
+/* A payload of len bytes, one reference; payload NULL: the caller fills it. */
+struct root_blob *gshmemi_root_blob_new(const void *payload, size_t len);
+int gshmemi_root_flush(struct gshmemi_tcp_root *root, struct root_conn *c);
+int gshmemi_root_send_blob(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
+                           struct root_blob *blob, double timeout);
+int gshmemi_root_send_timed(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
+                            const void *payload, size_t len, double timeout);
+int gshmemi_root_send(struct gshmemi_tcp_root *root, struct root_conn *c, unsigned type, uint32_t seq,
+                      const void *payload, size_t len);
+int gshmemi_root_send_error(struct gshmemi_tcp_root *root, struct root_conn *c, int status, const char *msg);
+
 #endif
