@@ -46,10 +46,11 @@ const char *gshmemi_env_shown(size_t i)
     return raw;
 }
 
+/* Every numeric type takes its digits alone: no spaces or signs around them (strtoull and
+ * strtol also took " 5", "+5" and "\t5"), the rule that SECONDS, BOOL and ENUM follow. */
 int gshmemi_env_parse_size(const char *text, size_t *out)
 {
     const char *p = text;
-    while (isspace((unsigned char)*p)) p++;
     if (!isdigit((unsigned char)*p)) return GSHMEMX_ERR_CONFIG;
     errno = 0;
     char *end;
@@ -131,6 +132,7 @@ int gshmemi_env_parse_enum(const char *text, const char *accepted, int *out)
 
 static int env_parse_long(const char *text, long min, long *out)
 {
+    if (!isdigit((unsigned char)text[text[0] == '-' && min < 0])) return GSHMEMX_ERR_CONFIG;
     errno = 0;
     char *end;
     long v = strtol(text, &end, 10);

@@ -65,7 +65,7 @@ Test(env, parse_size_rejects_garbage)
 {
     static const char *const bad[] = {
         "", "K", "M", "B", "12XB", "12X", "12 K", "12K ", "12KBB", "12KiBx", "12iB", "12BB", "1.5G", "-1",
-        "+5", "0x10", "1e3", "12P", "12E", "abc", "12Kb5",
+        "+5", "0x10", "1e3", "12P", "12E", "abc", "12Kb5", " 5", "\t5", "\n5",
     };
     for (size_t i = 0; i < COUNT(bad); i++) {
         size_t v = 0xA5A5;
@@ -444,6 +444,17 @@ Test(env, load_error_without_buffer_or_truncated)
 Test(env, nranks_rejects_negative)
 {
     assert_rejected("GSHMEM_NRANKS", "-1");
+}
+
+/* INT and PE values are digits alone, like SIZE and SECONDS: strtol took " 5" and "+5". */
+Test(env, ints_reject_spaces_and_plus)
+{
+    static const char *const bad[] = {" 5", "\t5", "+5", "5 ", "--1", "- 1", "-", ""};
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        assert_rejected("GSHMEM_NRANKS", bad[i]);
+        assert_rejected("GSHMEM_RANK", bad[i]);
+        assert_rejected("GSHMEM_PROXY_RING_SLOTS", bad[i]);
+    }
 }
 
 Test(env, pe_counts_reject_values_past_int_max)
