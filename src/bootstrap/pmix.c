@@ -74,6 +74,7 @@ struct pmix_impl {
     pmix_proc_t me;
     int nranks;
     uint32_t seq;     /* allgather rounds: each one uses a fresh key */
+    unsigned gen;     /* this process's gshmem inits so far: keys of an earlier one never match */
     int timeout_s;    /* PMIX_TIMEOUT for fences; 0: none */
 };
 
@@ -185,7 +186,7 @@ static int pmix_allgather(struct gshmemi_bootstrap *bs, const void *in, void *ou
 {
     struct pmix_impl *px = bs->impl;
     char key[64];
-    snprintf(key, sizeof(key), "gshmem.ag.%u", px->seq++);
+    snprintf(key, sizeof(key), "gshmem.ag.%u.%u", px->gen, px->seq++);
     pmix_value_t val = {.type = PMIX_TYPE_BYTE_OBJECT};
     val.data.bo.bytes = (char *)in;
     val.data.bo.size = len;
@@ -228,18 +229,47 @@ static void pmix_abort(struct gshmemi_bootstrap *bs, int status)
     if (rc != PMIX_OK) GSHMEMI_WARN(BOOT, "PE %u: PMIx_Abort returned %d", px->me.rank, rc);
 }
 
+/* The PMIx client stays up from the first gshmem_init to the process's exit, not from
+ * each init to its finalize: a PE that ended PMIx and started it again at once (a
+ * re-init) could enter its first fence while a slower PE of the job was still ending
+ * its client, and the server then failed that fence (PARTIAL SUCCESS). */
+static struct {
+    struct pmix_api api;
+    pmix_proc_t me;
+    bool live;
+} pmix_client;
+
+static void pmix_client_end(void)
+{
+    if (!pmix_client.live) return;
+    pmix_client.live = false;
+    int rc = pmix_client.api.finalize(NULL, 0);
+    if (rc != PMIX_OK) GSHMEMI_WARN(BOOT, "PMIx_Finalize at exit returned %d", rc);
+}
+
+static int pmix_client_start(void)
+{
+    if (pmix_client.live) return 0;
+    if (pmix_client.api.lib == NULL) {
+        int status = pmix_api_load(&pmix_client.api);
+        if (status) return status;
+    }
+    int rc = pmix_client.api.init(&pmix_client.me, NULL, 0);
+    if (rc != PMIX_OK) {
+        GSHMEMI_ERROR(BOOT, "PMIx bootstrap: PMIx_Init failed: %s (%d); no PMIx server reachable: start the job "
+                      "with mpirun or srun --mpi=pmix, or use gshmemrun", pmix_strerror(&pmix_client.api, rc), rc);
+        return GSHMEMX_ERR_BOOTSTRAP;
+    }
+    static bool registered; /* after PMIx_Init, so that it runs before libpmix's own handlers */
+    if (!registered && atexit(pmix_client_end) == 0) registered = true;
+    pmix_client.live = true;
+    return 0;
+}
+
 static int pmix_finalize(struct gshmemi_bootstrap *bs)
 {
-    struct pmix_impl *px = bs->impl;
-    if (px == NULL) return 0;
-    int rc = px->api.finalize(NULL, 0);
-    /* libpmix keeps threads and atexit state: it stays loaded. */
-    free(px);
+    free(bs->impl); /* the client itself ends at exit (pmix_client_end) */
     bs->impl = NULL;
-    if (rc != PMIX_OK) {
-        GSHMEMI_WARN(BOOT, "PMIx_Finalize returned %d", rc);
-        return GSHMEMX_ERR_PEER_LOST;
-    }
     return 0;
 }
 
@@ -284,17 +314,14 @@ static long pmix_get_number(struct pmix_impl *px, const char *key, bool job_leve
 
 int gshmemi_bootstrap_pmix_init(const struct gshmemi_env *env, struct gshmemi_bootstrap *bs)
 {
+    static unsigned inits; /* every PE of the job makes the same calls, so they agree */
     struct pmix_impl *px = calloc(1, sizeof(*px));
     if (px == NULL) return GSHMEMX_ERR_NOMEM;
-    int status = pmix_api_load(&px->api);
+    px->gen = inits++;
+    int status = pmix_client_start();
     if (status) goto err_free;
-    int rc = px->api.init(&px->me, NULL, 0);
-    if (rc != PMIX_OK) {
-        GSHMEMI_ERROR(BOOT, "PMIx bootstrap: PMIx_Init failed: %s (%d); no PMIx server reachable: start the job "
-                      "with mpirun or srun --mpi=pmix, or use gshmemrun", pmix_strerror(&px->api, rc), rc);
-        status = GSHMEMX_ERR_BOOTSTRAP;
-        goto err_free;
-    }
+    px->api = pmix_client.api;
+    px->me = pmix_client.me;
     char why[128] = "";
     long nranks = pmix_get_number_why(px, "pmix.job.size", true, why, sizeof(why)); /* PMIX_JOB_SIZE */
     if (nranks < 1 || px->me.rank >= (uint32_t)nranks) {
@@ -302,7 +329,7 @@ int gshmemi_bootstrap_pmix_init(const struct gshmemi_env *env, struct gshmemi_bo
         GSHMEMI_ERROR(BOOT, "PE %u: PMIx namespace %s gives no usable job size (pmix.job.size: %s)", px->me.rank,
                       px->me.nspace, why);
         status = GSHMEMX_ERR_BOOTSTRAP;
-        goto err_finalize;
+        goto err_free;
     }
     px->nranks = (int)nranks;
     px->timeout_s = env->timeout <= 0 ? 0 : env->timeout >= INT_MAX ? INT_MAX : (int)(env->timeout + 0.999);
@@ -315,8 +342,6 @@ int gshmemi_bootstrap_pmix_init(const struct gshmemi_env *env, struct gshmemi_bo
     bs->nranks = px->nranks;
     return 0;
 
-err_finalize:
-    px->api.finalize(NULL, 0);
 err_free:
     free(px);
     return status;

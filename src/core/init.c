@@ -10,6 +10,8 @@
 
 #include <gshmem.h>
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,16 +294,35 @@ static int init_all(struct gshmemi_state *st, const gshmemx_init_attr_t *attr)
     return 0;
 }
 
-static int init_thread(int requested, int *provided, const gshmemx_init_attr_t *attr)
+/* OpenSHMEM 1.5: init may be called again while initialized, and each call needs its own
+ * finalize; only the last finalize ends the library. The lock makes a count that two
+ * threads' calls (a library and its application, say) cannot tear. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int init_thread_locked(struct gshmemi_state *st, int requested, int *provided,
+                              const gshmemx_init_attr_t *attr)
 {
-    struct gshmemi_state *st = &gshmemi_state;
-    if (st->initialized) {
-        if (provided) *provided = st->thread_level;
-        return 0;
-    }
     if (requested < GSHMEM_THREAD_SINGLE || requested > GSHMEM_THREAD_MULTIPLE) {
         GSHMEMI_ERROR(INIT, "gshmem_init_thread: requested=%d is not a GSHMEM_THREAD_* level", requested);
         return GSHMEMX_ERR_INVALID_ARG;
+    }
+    if (st->initialized) {
+        if (st->init_calls == INT_MAX) {
+            GSHMEMI_ERROR(INIT, "gshmem_init: called %d times without a gshmem_finalize", INT_MAX);
+            return GSHMEMX_ERR_INVALID_ARG;
+        }
+        st->init_calls++;
+        if (provided) *provided = st->thread_level;
+        return 0;
+    }
+    /* gshmemrun's, a unique ID's and Kubernetes' bootstrap roots take each PE once: a
+     * second join is refused, or waits GSHMEM_TIMEOUT for a root that is gone. */
+    if (st->ended_boot && strcmp(st->ended_boot, "pmix") != 0 && strcmp(st->ended_boot, "single") != 0) {
+        GSHMEMI_ERROR(INIT, "gshmem_init after the last gshmem_finalize: this process's job was found through "
+                            "the %s bootstrap, whose root takes each PE once; starting gshmem again in one process "
+                            "works under PMIx (mpirun, srun) or as a single PE",
+                      st->ended_boot);
+        return GSHMEMX_ERR_NOT_SUPPORTED;
     }
     int rc = init_all(st, attr);
     gshmemi_bootstrap_uid_attach(NULL);
@@ -317,9 +338,18 @@ static int init_thread(int requested, int *provided, const gshmemx_init_attr_t *
     }
     /* Every host operation is thread-safe, so MULTIPLE is always provided. */
     st->thread_level = GSHMEM_THREAD_MULTIPLE;
+    st->init_calls = 1;
     st->initialized = 1;
     if (provided) *provided = st->thread_level;
     return 0;
+}
+
+static int init_thread(int requested, int *provided, const gshmemx_init_attr_t *attr)
+{
+    pthread_mutex_lock(&init_lock);
+    int rc = init_thread_locked(&gshmemi_state, requested, provided, attr);
+    pthread_mutex_unlock(&init_lock);
+    return rc;
 }
 
 int gshmem_init_thread(int requested, int *provided)
@@ -359,14 +389,20 @@ int gshmem_query_initialized(void)
 void gshmem_finalize(void)
 {
     struct gshmemi_state *st = &gshmemi_state;
-    if (!st->initialized) return;
+    pthread_mutex_lock(&init_lock);
+    if (!st->initialized || --st->init_calls > 0) {
+        pthread_mutex_unlock(&init_lock);
+        return;
+    }
     gshmemi_sync_quiet(st, __func__);
     gshmemi_sync_barrier(st, __func__);
     st->initialized = 0;
+    st->ended_boot = st->boot.ops ? st->boot.ops->name : NULL;
     init_teardown(st);
     gshmemi_bootstrap_fini(&st->boot);
     memset(&st->boot, 0, sizeof(st->boot));
     gshmemi_log_close();
+    pthread_mutex_unlock(&init_lock);
 }
 
 void gshmem_global_exit(int status)

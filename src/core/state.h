@@ -64,6 +64,8 @@ struct gshmemi_device_state;
 
 struct gshmemi_state {
     int initialized;
+    int init_calls;      /* gshmem_init calls not yet matched by a gshmem_finalize */
+    const char *ended_boot; /* the bootstrap a last gshmem_finalize ended, if any ("tcp", "pmix"...) */
     int thread_level;
     int my_pe;
     int n_pes;

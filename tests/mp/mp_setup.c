@@ -4,7 +4,8 @@
  * pe_accessible and addr_accessible true and false cases, gshmem_ptr to every
  * node-local PE with stores through it seen by the owner (NULL for PEs on other nodes,
  * and for every other PE under GSHMEM_DISABLE_P2P), info_get_version/name,
- * and the heap extensions.
+ * the heap extensions, and nested init/finalize (each init needs its own finalize; only
+ * the last one ends the library, and a further finalize does nothing).
  *
  * usage: mp_setup [expected number of PEs]
  */
@@ -135,6 +136,14 @@ int main(int argc, char **argv)
     int queried = -1;
     gshmem_query_thread(&queried);
     CHECK(queried == provided, "query_thread %d, init_thread provided %d", queried, provided);
+    /* Two more inits (one with a bad level, which fails and does not count): three
+     * finalizes in all below. */
+    gshmem_init();
+    int again = -1;
+    CHECK(gshmem_init_thread(GSHMEM_THREAD_MULTIPLE + 7, &again) == GSHMEMX_ERR_INVALID_ARG && again == -1,
+          "a second init_thread with a bad level: provided %d", again);
+    CHECK(gshmem_init_thread(GSHMEM_THREAD_SINGLE, &again) == 0 && again == provided,
+          "a third init_thread: provided %d, the first %d", again, provided);
 
     g_me = gshmem_my_pe();
     g_npes = gshmem_n_pes();
@@ -151,7 +160,15 @@ int main(int argc, char **argv)
 
     gshmem_barrier_all();
     if (g_me == 0) printf("mp_setup: %d PEs OK (thread level %d)\n", g_npes, provided);
+    for (int left = 2; left > 0; left--) { /* the first two finalizes end nothing */
+        gshmem_finalize();
+        CHECK(gshmem_query_initialized(), "query_initialized zero with %d inits unmatched", left);
+        CHECK(gshmem_my_pe() == g_me && gshmem_n_pes() == g_npes, "PE %d of %d after a finalize", gshmem_my_pe(),
+              gshmem_n_pes());
+        check_distinct_pes(); /* the heap, the transports and barriers still work */
+    }
     gshmem_finalize();
+    gshmem_finalize(); /* one too many: nothing to end */
     if (gshmem_query_initialized()) {
         fprintf(stderr, "[mp pe %d] query_initialized nonzero after finalize\n", g_me);
         return 1;
