@@ -28,6 +28,7 @@ struct gshmemi_heap {
     size_t slot_size;
     int local_nranks;
     unsigned long long handle;   /* CUmemGenericAllocationHandle of our memory */
+    void *stream;                /* cudaStream_t (non-blocking) for calloc's clear and realloc's copy */
 };
 
 /* Every heap mapping (own and peers') starts at a multiple of this, so gshmem_align

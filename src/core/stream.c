@@ -60,6 +60,18 @@ static void stream_check_sig_op(struct gshmemi_state *st, const char *fn, int si
     gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
 }
 
+/* sig_addr's heap offset on pe; it must hold a whole, aligned uint64_t (a misaligned
+ * system-scope atomic on the GPU is a sticky error of the context, reported later and
+ * naming nothing). */
+static size_t stream_sig_offset(struct gshmemi_state *st, const char *fn, const uint64_t *sig_addr, int pe)
+{
+    size_t off = gshmemi_api_offset(st, fn, "sig_addr", sig_addr, sizeof(uint64_t), pe);
+    if ((uintptr_t)sig_addr % sizeof(uint64_t) == 0) return off;
+    GSHMEMI_ERROR(SYNC, "%s: sig_addr=%p is not 8-byte aligned (PE %d, peer PE %d)", fn, (const void *)sig_addr,
+                  st->my_pe, pe);
+    gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
+}
+
 uint64_t gshmemi_stream_timeout_ns(const struct gshmemi_state *st)
 {
     return st->env.timeout > 0 ? (uint64_t)(st->env.timeout * 1e9) : 0;
@@ -106,7 +118,7 @@ void gshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nele
 {
     struct gshmemi_state *st = gshmemi_stream_state(__func__);
     stream_check_sig_op(st, __func__, sig_op, pe);
-    size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
+    size_t sig_off = stream_sig_offset(st, __func__, sig_addr, pe);
     char *sig = stream_peer_addr(st, __func__, pe, sig_off);
     if (!sig) {
         if (nelems) gshmemi_api_offset(st, __func__, "dest", dest, nelems, pe);
@@ -131,7 +143,7 @@ void gshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op
 {
     struct gshmemi_state *st = gshmemi_stream_state(__func__);
     stream_check_sig_op(st, __func__, sig_op, pe);
-    size_t sig_off = gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), pe);
+    size_t sig_off = stream_sig_offset(st, __func__, sig_addr, pe);
     char *sig = stream_peer_addr(st, __func__, pe, sig_off);
     if (!sig) {
         stream_proxy(st, __func__,
@@ -151,11 +163,7 @@ void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t c
         GSHMEMI_ERROR(SYNC, "%s: cmp=%d is not a GSHMEM_CMP_* value (PE %d)", __func__, cmp, st->my_pe);
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
-    gshmemi_api_offset(st, __func__, "sig_addr", sig_addr, sizeof(uint64_t), st->my_pe);
-    if ((uintptr_t)sig_addr % sizeof(uint64_t)) {
-        GSHMEMI_ERROR(SYNC, "%s: sig_addr=%p is not 8-byte aligned (PE %d)", __func__, (void *)sig_addr, st->my_pe);
-        gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
-    }
+    stream_sig_offset(st, __func__, sig_addr, st->my_pe);
     int err = gshmemi_stream_wait(st->device, sig_addr, cmp, cmp_value, gshmemi_stream_timeout_ns(st), st->my_pe,
                                   stream);
     stream_check(st, __func__, err, st->my_pe);

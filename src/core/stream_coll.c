@@ -12,6 +12,7 @@
 
 #ifdef GSHMEM_HAVE_CUDA
 #include "device/stream_coll.h"
+#include "device/stream_kernels.h"
 
 /* Whether the GPU reaches some member only through the proxy. */
 static int team_proxied(struct gshmemi_state *st, const struct gshmemi_team *t)
@@ -38,8 +39,8 @@ static int coll_launch(struct gshmemi_state *st, const char *fn, const struct gs
 {
     int err = gshmemi_stream_coll(st->device, args, stream);
     if (err == 0) return 0;
-    GSHMEMI_ERROR(CUDA, "%s: PE %d (team %d): enqueuing on the stream failed (cudaError_t %d)", fn, st->my_pe,
-                  args->team, err);
+    GSHMEMI_ERROR(CUDA, "%s: PE %d (team %d): enqueuing on the stream failed: %s (cudaError_t %d)", fn, st->my_pe,
+                  args->team, gshmemi_stream_error_string(err), err);
     gshmemi_fatal(st, GSHMEMX_ERR_CUDA);
 }
 

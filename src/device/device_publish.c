@@ -8,6 +8,12 @@
 #include <gshmem/impl/device_state.h>
 #include <gshmem/status.h>
 
+#ifdef GSHMEM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#define PUBLISH_ERROR_TEXT(err) cudaGetErrorString((cudaError_t)(err))
+#else
+#define PUBLISH_ERROR_TEXT(err) "no CUDA in this build"
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +31,22 @@ static struct {
 static int publish_one(gshmemi_device_sync_fn fn, int device, const struct gshmemi_device_state *state)
 {
     int err = fn(device, state, sizeof(*state));
-    if (err != 0) GSHMEMI_ERROR(CUDA, "copying the device state to a device library failed (cudaError_t %d)", err);
+    if (err != 0)
+        GSHMEMI_ERROR(CUDA, "copying the device state to a device library on GPU %d failed: %s (cudaError_t %d)",
+                      device, PUBLISH_ERROR_TEXT(err), err);
     return err ? GSHMEMX_ERR_CUDA : 0;
+}
+
+/* PEs whose heap is on this PE's GPU, itself included (1 before init): the device
+ * library's collective launch sizes grids with it. */
+int gshmemi_device_gpu_sharers(void)
+{
+    pthread_mutex_lock(&publish.lock);
+    int n = 0;
+    if (publish.current)
+        for (int i = 0; i < GSHMEMI_DEVICE_MAX_PES / 32; i++) n += __builtin_popcount(publish.current->same_gpu[i]);
+    pthread_mutex_unlock(&publish.lock);
+    return n > 0 ? n : 1;
 }
 
 void gshmemi_device_register(gshmemi_device_sync_fn fn)

@@ -10,14 +10,13 @@
 
 __constant__ struct gshmemi_device_state gshmemi_dstate;
 
+#include "state_copy.cuh"
+
 extern "C" void gshmemi_device_register(int (*fn)(int device, const void *state, size_t size));
 
 static int device_state_sync(int device, const void *state, size_t size)
 {
-    /* Kernels this thread launches afterwards go to the PE's GPU too. */
-    cudaError_t err = device >= 0 ? cudaSetDevice(device) : cudaSuccess;
-    if (err == cudaSuccess) err = cudaMemcpyToSymbol(gshmemi_dstate, state, size);
-    return (int)err;
+    return (int)gshmemi_state_copy(device, state, size);
 }
 
 extern "C" void gshmemi_device_lib_register(void)

@@ -9,6 +9,7 @@
 
 #include <gshmem/status.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,11 @@ static int heap_device_allocate(const struct gshmemi_env *env, struct gshmemi_he
     HEAP_CU(cu->cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
             "cuMemGetAllocationGranularity");
     heap->page_size = granularity;
+    if (granularity == 0 || env->symmetric_size > (SIZE_MAX - GSHMEMI_HEAP_RESERVED) / 2 - granularity -
+                                                      GSHMEMI_HEAP_BASE_ALIGN) {
+        GSHMEMI_ERROR(HEAP, "GSHMEM_SYMMETRIC_SIZE=%zu is too large for a device heap", env->symmetric_size);
+        return GSHMEMX_ERR_CONFIG;
+    }
     heap->size = (GSHMEMI_HEAP_RESERVED + env->symmetric_size + granularity - 1) / granularity * granularity;
     heap->slot_size = (heap->size + GSHMEMI_HEAP_BASE_ALIGN - 1) / GSHMEMI_HEAP_BASE_ALIGN * GSHMEMI_HEAP_BASE_ALIGN;
     CUdeviceptr slots = 0;
@@ -93,6 +99,12 @@ int gshmemi_heap_device_create(const struct gshmemi_env *env, int device, int lo
         return GSHMEMX_ERR_CUDA;
     }
     memcpy(heap->uuid, props.uuid.bytes, sizeof(heap->uuid));
+    cudaError_t serr = cudaStreamCreateWithFlags((cudaStream_t *)&heap->stream, cudaStreamNonBlocking);
+    if (serr != cudaSuccess) {
+        heap->stream = NULL;
+        GSHMEMI_ERROR(HEAP, "device heap: creating its stream on GPU %d failed: %s", device, cudaGetErrorString(serr));
+        return GSHMEMX_ERR_CUDA;
+    }
     int vmm = 0, fd_ok = 0;
     heap_driver()->cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device);
     heap_driver()->cuDeviceGetAttribute(&fd_ok, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
@@ -100,6 +112,7 @@ int gshmemi_heap_device_create(const struct gshmemi_env *env, int device, int lo
     if (!vmm || !fd_ok) {
         GSHMEMI_ERROR(HEAP, "device heap: GPU %d (%s) lacks %s", device, props.name,
                       !vmm ? "virtual memory management" : "POSIX fd export of VMM memory");
+        gshmemi_heap_device_destroy(heap);
         return GSHMEMX_ERR_NOT_SUPPORTED;
     }
     int rc = heap_device_allocate(env, heap, local_rank);
@@ -169,26 +182,51 @@ void gshmemi_heap_device_destroy(struct gshmemi_heap *heap)
     if (cu && heap->base && heap->handle) cu->cuMemUnmap((CUdeviceptr)heap->base, heap->size);
     if (cu && heap->handle) cu->cuMemRelease(heap->handle);
     if (cu && heap->slots) cu->cuMemAddressFree((CUdeviceptr)heap->slots, heap->slot_size * (size_t)heap->local_nranks);
+    if (heap->stream) cudaStreamDestroy((cudaStream_t)heap->stream);
+    heap->stream = NULL;
     heap->base = NULL;
     heap->slots = NULL;
     heap->handle = 0;
 }
+
+/* calloc's clear and realloc's copy run on the heap's own non-blocking stream and wait
+ * for it alone: the legacy stream (cudaMemset, cudaMemcpy) would wait for the user's
+ * kernels, which may be waiting for a peer that is itself in this call's barrier, and a
+ * device-to-device cudaMemcpy returns before the copy ends. The calling thread may be
+ * one gshmem has not seen: make the heap's GPU current first. */
+static int heap_device_run(struct gshmemi_heap *heap, cudaError_t err, const char *what, size_t len)
+{
+    if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)heap->stream);
+    if (err == cudaSuccess) return 0;
+    GSHMEMI_ERROR(HEAP, "%s %zu bytes of the device heap on GPU %d failed: %s", what, len, heap->device,
+                  cudaGetErrorString(err));
+    return GSHMEMX_ERR_CUDA;
+}
+
+static cudaError_t heap_device_bind(const struct gshmemi_heap *heap)
+{
+    int current = -1;
+    cudaError_t err = cudaGetDevice(&current);
+    if (err == cudaSuccess && current != heap->device) err = cudaSetDevice(heap->device);
+    return err;
+}
+
 int gshmemi_heap_device_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len)
 {
-    cudaError_t err = cudaMemset((char *)heap->base + offset, value, len);
-    if (err == cudaSuccess) err = cudaDeviceSynchronize();
-    if (err == cudaSuccess) return 0;
-    GSHMEMI_ERROR(HEAP, "clearing %zu bytes of the device heap failed: %s", len, cudaGetErrorString(err));
-    return GSHMEMX_ERR_CUDA;
+    cudaError_t err = heap_device_bind(heap);
+    if (err == cudaSuccess)
+        err = cudaMemsetAsync((char *)heap->base + offset, value, len, (cudaStream_t)heap->stream);
+    return heap_device_run(heap, err, "clearing", len);
 }
 
 int gshmemi_heap_device_memcpy(struct gshmemi_heap *heap, size_t dst_offset, size_t src_offset, size_t len)
 {
     char *base = heap->base;
-    cudaError_t err = cudaMemcpy(base + dst_offset, base + src_offset, len, cudaMemcpyDeviceToDevice);
-    if (err == cudaSuccess) return 0;
-    GSHMEMI_ERROR(HEAP, "copying %zu bytes inside the device heap failed: %s", len, cudaGetErrorString(err));
-    return GSHMEMX_ERR_CUDA;
+    cudaError_t err = heap_device_bind(heap);
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(base + dst_offset, base + src_offset, len, cudaMemcpyDeviceToDevice,
+                              (cudaStream_t)heap->stream);
+    return heap_device_run(heap, err, "copying", len);
 }
 #else
 int gshmemi_heap_device_can_reach(const struct gshmemi_heap *heap, const unsigned char uuid[16], char *why,

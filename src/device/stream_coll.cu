@@ -6,6 +6,7 @@
 #define GSHMEMI_DSTATE_MODULE_LOCAL
 #include <gshmem/impl/device_coll.cuh>
 
+#include "device/state_copy.cuh"
 #include "device/stream_coll.h"
 
 #include <cuda_runtime.h>
@@ -213,9 +214,7 @@ unsigned coll_blocks(const coll_args &a, int device)
 
 int coll_state_sync(int device, const void *state, size_t size)
 {
-    cudaError_t err = device >= 0 ? coll_bind(device) : cudaSuccess;
-    if (err == cudaSuccess) err = cudaMemcpyToSymbol(gshmemi_dstate, state, size);
-    return (int)err;
+    return (int)gshmemi_state_copy(device, state, size);
 }
 
 struct coll_state_registration {

@@ -23,11 +23,17 @@
 struct p2p_device_ctx {
     cudaStream_t stream;
     uint64_t *fetched; /* pinned host word for AMO results */
+    int device;        /* the GPU the stream belongs to */
 };
 
+/* The context, with its GPU made current: the caller may be a thread gshmem has not
+ * seen, which starts on GPU 0, where the stream and the kernels would not work. */
 static struct p2p_device_ctx *p2p_device(struct gshmemi_transport *tp)
 {
-    return gshmemi_p2p_of(tp)->device_ctx;
+    struct p2p_device_ctx *ctx = gshmemi_p2p_of(tp)->device_ctx;
+    int current = -1;
+    if (cudaGetDevice(&current) == cudaSuccess && current != ctx->device) cudaSetDevice(ctx->device);
+    return ctx;
 }
 
 /* Waits for the stream; a CUDA error is logged with the peer. */
@@ -127,7 +133,8 @@ int gshmemi_p2p_device_init(struct gshmemi_p2p *p2p)
     struct p2p_device_ctx *ctx = calloc(1, sizeof(*ctx));
     if (!ctx) return GSHMEMX_ERR_NOMEM;
     p2p->device_ctx = ctx;
-    cudaError_t err = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
+    cudaError_t err = cudaGetDevice(&ctx->device); /* init made the PE's GPU current */
+    if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
     if (err == cudaSuccess) err = cudaHostAlloc((void **)&ctx->fetched, sizeof(uint64_t), cudaHostAllocMapped);
     if (err == cudaSuccess) return 0;
     GSHMEMI_ERROR(TRANSPORT, "p2p (device heap): creating the internal stream failed: %s", cudaGetErrorString(err));
