@@ -73,7 +73,7 @@ _Static_assert(sizeof(struct gshmemi_proxy_req) == GSHMEMI_PROXY_SLOT_BYTES, "on
 static const char *proxy_op_name(unsigned op)
 {
     static const char *const names[GSHMEMI_PROXY_OP_COUNT] = {
-        "nop", "put", "get", "p", "g", "iput", "iget", "atomic", "put_signal", "signal", "quiet", "exchange", "data"};
+        "nop", "put", "get", "p", "g", "iput", "iget", "atomic", "put_signal", "signal", "quiet", "exchange", "data", "fence"};
     return op < GSHMEMI_PROXY_OP_COUNT ? names[op] : "unknown request";
 }
 
@@ -91,6 +91,14 @@ static int proxy_quiet_all(struct gshmemi_proxy *px)
 {
     int rc = 0;
     for (int i = 0; i < px->quiet_count && rc == 0; i++) rc = px->quiet_list[i]->ops->quiet(px->quiet_list[i]);
+    return rc;
+}
+
+/* FENCE: every transport orders what it was given before what comes next. */
+static int proxy_fence_all(struct gshmemi_proxy *px)
+{
+    int rc = 0;
+    for (int i = 0; i < px->quiet_count && rc == 0; i++) rc = px->quiet_list[i]->ops->fence(px->quiet_list[i], -1);
     return rc;
 }
 
@@ -162,6 +170,7 @@ static int proxy_serve(struct gshmemi_proxy *px, const struct gshmemi_proxy_req 
 {
     struct gshmemi_state *st = px->st;
     if (r->op == GSHMEMI_PROXY_QUIET) return proxy_quiet_all(px);
+    if (r->op == GSHMEMI_PROXY_FENCE) return proxy_fence_all(px);
     if (r->op == GSHMEMI_PROXY_NOP) return 0;
     if (r->pe < 0 || r->pe >= st->n_pes) return GSHMEMX_ERR_INVALID_ARG;
     struct gshmemi_transport *tp = st->transport_of_pe[r->pe];

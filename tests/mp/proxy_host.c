@@ -15,7 +15,8 @@
  *  3. EXCHANGE between neighbours (the in-place alltoall's request);
  *  4. the host's quiet counts data slots: a put in slots, then gshmem_barrier_all
  *     straight away (no QUIET request), and the data must be there;
- *  5. the proxy stopped while fetching atomics it sent await their answers.
+ *  5. FENCE (the device gshmem_fence with proxied peers) reaches the transports' fence;
+ *  6. the proxy stopped while fetching atomics it sent await their answers.
  * Internal API (links the static library). usage: proxy_host
  */
 #include "core/proxy.h"
@@ -26,6 +27,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +340,62 @@ static void test_host_quiet(void)
         }
 }
 
+/* A FENCE request makes the proxy call every transport's fence (ibv needs it between
+ * two RDMA writes to one PE; tcp keeps their order anyway): the transports' ops are
+ * swapped for copies whose fence counts its calls, then a put, a FENCE and a waited
+ * QUIET go through the ring, and the put's data must have landed too. */
+static atomic_int fences;
+static int (*real_fence[GSHMEMI_MAX_TRANSPORTS])(struct gshmemi_transport *, int);
+static struct gshmemi_transport_ops counting_ops[GSHMEMI_MAX_TRANSPORTS];
+#define COUNTING_FENCE(i)                                                    \
+    static int counting_fence_##i(struct gshmemi_transport *tp, int pe)     \
+    {                                                                        \
+        atomic_fetch_add(&fences, 1);                                        \
+        return real_fence[i](tp, pe);                                        \
+    }
+COUNTING_FENCE(0)
+COUNTING_FENCE(1)
+COUNTING_FENCE(2)
+COUNTING_FENCE(3)
+
+static void test_fence(void)
+{
+    int (*const counting[GSHMEMI_MAX_TRANSPORTS])(struct gshmemi_transport *, int) = {
+        counting_fence_0, counting_fence_1, counting_fence_2, counting_fence_3};
+    struct gshmemi_transport_set *set = &gshmemi_state.transports;
+    const struct gshmemi_transport_ops *saved[GSHMEMI_MAX_TRANSPORTS];
+    for (int i = 0; i < set->count; i++) {
+        saved[i] = set->list[i]->ops;
+        counting_ops[i] = *saved[i];
+        real_fence[i] = saved[i]->fence;
+        counting_ops[i].fence = counting[i];
+        set->list[i]->ops = &counting_ops[i];
+    }
+    memset(region, POISON, BLOCK);
+    gshmem_barrier_all();
+    int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+    unsigned char src[ADDR_PUT_LEN];
+    for (size_t i = 0; i < sizeof(src); i++) src[i] = pat(me, 7, i, 500);
+    struct gshmemi_proxy_req p = req(GSHMEMI_PROXY_PUT, right, region);
+    p.local = (uint64_t)(uintptr_t)src;
+    p.len = sizeof(src);
+    post(p, 0);
+    struct gshmemi_proxy_req f = req(GSHMEMI_PROXY_FENCE, me, gshmemi_state.heap.base);
+    f.flags = GSHMEMI_PROXY_F_NBI;
+    post(f, 0);
+    post(req(GSHMEMI_PROXY_QUIET, me, gshmemi_state.heap.base), 1);
+    int seen = atomic_load(&fences);
+    if (seen < 1) FAIL("fence: the proxy served a FENCE request without calling a transport's fence");
+    gshmem_barrier_all();
+    for (size_t i = 0; i < sizeof(src); i++)
+        if (region[i] != pat(left, 7, i, 500)) {
+            FAIL("fence: byte %zu from PE %d is %u, want %u", i, left, region[i], pat(left, 7, i, 500));
+            break;
+        }
+    for (int i = 0; i < set->count; i++) set->list[i]->ops = saved[i];
+    gshmem_barrier_all();
+}
+
 /* The proxy ends while fetching atomics it served are still waiting for their answers
  * (a kernel still running at finalize): it must not free what their answers are
  * written into. Each PE posts fetch-adds on its right neighbour's counter, waits until
@@ -401,6 +459,7 @@ int main(void)
     test_storm();
     test_exchange();
     test_host_quiet();
+    test_fence();
     unsigned long long served = (unsigned long long)gshmemi_proxy_served(gshmemi_state.proxy);
     test_fini_with_fetches_in_flight();
     int *mine = gshmem_malloc(sizeof(int)), *all = gshmem_malloc(sizeof(int));

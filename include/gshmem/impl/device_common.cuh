@@ -165,13 +165,8 @@ __device__ __forceinline__ void settle_signal(unsigned long long *&sig, bool &gp
     gpu_scope = scope != 0;
 }
 
-/* OpenSHMEM fence: orders this thread's earlier puts and AMOs before later ones. Requests
- * to PROXY peers need nothing more: the proxy serves them in ticket order and the remote
- * transport keeps the order of operations towards one PE, so a request posted after the
- * fence reaches its PE after those posted before it. */
-__device__ __forceinline__ void fence() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
-
-/* quiet() is in device_proxy.cuh: it completes requests to PROXY peers too. */
+/* fence() and quiet() are in device_proxy.cuh: they order and complete requests to PROXY
+ * peers too. */
 
 /* A load issued where it is written: the compiler may neither sink it past a later
  * branch (it would then wait for that branch's loads) nor move it across other memory

@@ -35,6 +35,7 @@ __device__ __noinline__ inline const char *proxy_op_name(int op)
     case GSHMEMI_PROXY_PUT_SIGNAL: return "put_signal";
     case GSHMEMI_PROXY_SIGNAL: return "signal";
     case GSHMEMI_PROXY_QUIET: return "quiet";
+    case GSHMEMI_PROXY_FENCE: return "fence";
     case GSHMEMI_PROXY_EXCHANGE: return "exchange";
     default: return "request";
     }
@@ -56,7 +57,7 @@ __device__ __noinline__ inline void report_proxy_timeout(int op, int pe, unsigne
 __device__ __noinline__ inline uint64_t proxy_request(gshmemi_proxy_req r, bool wait)
 {
     if (gshmemi_dstate.proxy.nslots == 0 ||
-        (r.op != GSHMEMI_PROXY_QUIET && (unsigned)r.pe >= (unsigned)gshmemi_dstate.n_pes))
+        (r.op != GSHMEMI_PROXY_QUIET && r.op != GSHMEMI_PROXY_FENCE && (unsigned)r.pe >= (unsigned)gshmemi_dstate.n_pes))
         report_bad_pe(r.pe);
     gshmemi_proxy_ring ring = gshmemi_dstate.proxy;
     uint64_t ticket, result = 0;
@@ -301,6 +302,27 @@ __device__ __noinline__ inline void proxy_quiet()
     r.op = GSHMEMI_PROXY_QUIET;
     r.pe = gshmemi_dstate.my_pe;
     proxy_request(r, true);
+}
+
+/* The proxy half of fence(): a FENCE request, not waited for. The proxy serves requests
+ * in ticket order, but a remote transport may deliver two operations to one PE out of
+ * order (ibv with PCIe relaxed ordering: a later RDMA write may land before an earlier
+ * one's data); FENCE makes the proxy call the transports' fence between them. */
+__device__ __noinline__ inline void proxy_fence()
+{
+    gshmemi_proxy_req r = {};
+    r.op = GSHMEMI_PROXY_FENCE;
+    r.flags = GSHMEMI_PROXY_F_NBI;
+    r.pe = gshmemi_dstate.my_pe;
+    proxy_request(r, false);
+}
+
+/* OpenSHMEM fence: orders this thread's earlier puts and AMOs to each PE before its later
+ * ones to that PE. */
+__device__ __forceinline__ void fence()
+{
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+    if (gshmemi_dstate.proxy.nslots) proxy_fence();
 }
 
 /* OpenSHMEM quiet: earlier puts, AMOs and signals are visible everywhere. With a proxy,

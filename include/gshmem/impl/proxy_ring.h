@@ -53,6 +53,7 @@ enum gshmemi_proxy_op {
     GSHMEMI_PROXY_QUIET,      /* every earlier request of this PE is complete at the target */
     GSHMEMI_PROXY_EXCHANGE,   /* local[0, len) and offset[0, len) swap contents (in-place alltoall) */
     GSHMEMI_PROXY_DATA,       /* not a request: a data slot of the request before it */
+    GSHMEMI_PROXY_FENCE,      /* this PE's later requests reach each target after its earlier ones */
     GSHMEMI_PROXY_OP_COUNT
 };
 
