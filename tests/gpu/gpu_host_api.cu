@@ -8,7 +8,11 @@
  *  4. Host wait_until/_all/_any/_some/test on ivars a peer's kernel writes.
  *  5. gshmem_ptr: a device address (host and device agree) that a kernel stores through.
  *  6. malloc/calloc/realloc/align/free: device pointers, calloc zeroed, realloc keeps
- *     the content, alignment honoured, blocks reachable on every PE. */
+ *     the content, alignment honoured, blocks reachable on every PE; a realloc that
+ *     moves 64 MiB, with the left PE's put into the moved tail right after it (the
+ *     copy must be over before realloc returns); calloc while this PE's own kernel on
+ *     the legacy stream waits for a word the right PE sets only after its calloc (the
+ *     clear must not wait for that kernel). */
 #include "gpu_check.cuh"
 
 #include <string.h>
@@ -478,6 +482,59 @@ static void check_pattern(const char *what, const void *dev, size_t n, int pe, i
     check_region(what, dev, expect);
 }
 
+/* realloc's copy ends before it returns: the left PE puts into the moved block's tail
+ * as soon as its own realloc is back, and the copy of the old tail must not land later. */
+#define MOVE_BYTES ((size_t)64 << 20)
+#define MOVE_TAIL ((size_t)4096)
+static void test_realloc_move(void)
+{
+    char *a = (char *)gshmem_malloc(MOVE_BYTES);
+    char *guard = (char *)gshmem_malloc(1 << 20); /* right after a: the realloc must move */
+    GPU_CHECK(a != NULL && guard != NULL, "gshmem_malloc of %zu bytes and a guard failed", MOVE_BYTES);
+    fill_kernel<<<264, 512>>>(a, MOVE_BYTES, 11);
+    GPU_CHECK_KERNEL();
+    std::vector<uint8_t> src(MOVE_TAIL);
+    for (size_t j = 0; j < MOVE_TAIL; j++) src[j] = gpu_pat8(me, j, 12);
+    gshmem_barrier_all();
+    char *b = (char *)gshmem_realloc(a, MOVE_BYTES + (16 << 20));
+    GPU_CHECK(b != NULL && b != a, "gshmem_realloc to %zu bytes: %p (was %p; it had to move)",
+              MOVE_BYTES + (16 << 20), (void *)b, (void *)a);
+    gshmem_putmem(b + MOVE_BYTES - MOVE_TAIL, src.data(), MOVE_TAIL, right_pe);
+    gshmem_barrier_all();
+    std::vector<uint8_t> expect(MOVE_BYTES);
+    for (size_t j = 0; j < MOVE_BYTES - MOVE_TAIL; j++) expect[j] = gpu_pat8(me, j, 11);
+    for (size_t j = 0; j < MOVE_TAIL; j++) expect[MOVE_BYTES - MOVE_TAIL + j] = gpu_pat8(left_pe, j, 12);
+    check_region("a moved realloc's content, then the left PE's put into its tail", b, expect);
+    gshmem_free(guard);
+    gshmem_free(b);
+}
+
+__global__ void wait_word_kernel(uint64_t *word)
+{
+    gshmem_uint64_wait_until(word, GSHMEM_CMP_EQ, 1);
+}
+
+/* A kernel of this PE on the legacy stream waits for the right PE, which sets the word
+ * only after its gshmem_calloc; both PEs' callocs meet in a barrier meanwhile. A clear
+ * on the legacy stream (or a device-wide synchronize) would wait for the kernel: a
+ * deadlock ended by the test's timeout. */
+static void test_calloc_beside_waiting_kernel(void)
+{
+    uint64_t *word = (uint64_t *)gshmem_calloc(1, sizeof(uint64_t));
+    GPU_CHECK(word != NULL, "gshmem_calloc of the wait word failed");
+    gshmem_barrier_all();
+    wait_word_kernel<<<1, 1>>>(word);
+    GPU_CHECK_CUDA(cudaGetLastError());
+    char *c = (char *)gshmem_calloc(3, 1000003);
+    GPU_CHECK(c != NULL, "gshmem_calloc(3, 1000003) beside a waiting kernel failed");
+    gshmem_uint64_atomic_set(word, 1, left_pe); /* the left PE's kernel waits for this */
+    GPU_CHECK_CUDA(cudaDeviceSynchronize());
+    check_region("gshmem_calloc beside a waiting kernel", c, std::vector<uint8_t>(3000009, 0));
+    gshmem_barrier_all();
+    gshmem_free(c);
+    gshmem_free(word);
+}
+
 static void test_alloc(void)
 {
     GPU_CHECK(gshmem_malloc(0) == NULL, "gshmem_malloc(0) is not NULL");
@@ -535,6 +592,8 @@ static void test_alloc(void)
     }
     gshmem_free(r3);
     gshmem_free(c);
+    test_realloc_move();
+    test_calloc_beside_waiting_kernel();
     if (me == 0) printf("device heap malloc/calloc/realloc/align/free ok\n");
 }
 
