@@ -17,11 +17,20 @@ cmake -S "$src" -B "$scratch/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$scratch/cmake-build" >/dev/null
 # 2. pkg-config.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
-cc -std=c11 -Wall -Wextra -Werror "$src/consumer.c" $(pkg-config --cflags --libs gshmem) \
-   -Wl,-rpath,"$libdir" -o "$scratch/consumer-pc"
+# The .pc file's Libs carry the rpath: the program runs without LD_LIBRARY_PATH.
+cc -std=c11 -Wall -Wextra -Werror "$src/consumer.c" $(pkg-config --cflags --libs gshmem) -o "$scratch/consumer-pc"
+# 3. By hand with nvcc, as the README shows it.
+if command -v nvcc >/dev/null && [ -e "$libdir/libgshmem_device.a" ]; then
+  P=$prefix
+  nvcc -arch=sm_90 -rdc=true "$src/consumer_device.cu" -I"$P/include" -L"$libdir" -lgshmem_device -lgshmem \
+       -Xlinker -rpath,"$libdir" -o "$scratch/consumer-device-nvcc"
+  out=$(env -u LD_LIBRARY_PATH "$prefix/bin/gshmemrun" -n 2 "$scratch/consumer-device-nvcc")
+  grep -q "consumer-device" <<<"$out" || { echo "install_consumer: consumer-device-nvcc printed nothing" >&2; exit 1; }
+  echo "install_consumer: device-API consumer built by hand with nvcc"
+fi
 
 for exe in "$scratch/cmake-build/consumer" "$scratch/cmake-build/consumer-static" "$scratch/consumer-pc"; do
-  out=$("$prefix/bin/gshmemrun" -n 3 "$exe")
+  out=$(env -u LD_LIBRARY_PATH "$prefix/bin/gshmemrun" -n 3 "$exe")
   for pe in 0 1 2; do
     grep -q "consumer: PE $pe of 3 ok" <<<"$out" || { echo "install_consumer: $exe: PE $pe missing in:"; echo "$out"; exit 1; } >&2
   done
