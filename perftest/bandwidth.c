@@ -35,6 +35,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,9 +316,9 @@ int main(int argc, char **argv)
         case 'b': o.min_size = perf_parse_size(optarg); break;
         case 'e': o.max_size = perf_parse_size(optarg); break;
         case 'f': o.factor = perf_parse_size(optarg); break;
-        case 'i': o.iters = atol(optarg); break;
-        case 'w': o.warmup = atol(optarg); break;
-        case 't': o.tests = optarg; break;
+        case 'i': o.iters = perf_parse_long("-i", optarg, 1, LONG_MAX); break;
+        case 'w': o.warmup = perf_parse_long("-w", optarg, 0, LONG_MAX); break;
+        case 't': o.tests = optarg; perf_check_list("-t", optarg, "putmem,getmem"); break;
         case 'c': o.csv = 1; break;
         case 'r':
             if (strcmp(optarg, "memcpy") == 0) {

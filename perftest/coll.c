@@ -28,6 +28,7 @@
 #include "perf_host.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,9 +259,9 @@ static int parse(int argc, char **argv, struct options *o)
     int c;
     while ((c = getopt_long(argc, argv, PERF_SWEEP_SHORTOPTS "t:d:n:", perf_sweep_longopts, NULL)) != -1) {
         switch (c) {
-        case 't': o->tests = optarg; break;
-        case 'd': o->types = optarg; break;
-        case 'n': o->barrier_iters = atol(optarg); break;
+        case 't': o->tests = optarg; perf_check_list("-t", optarg, "barrier_all,barrier,team_sync,sync_all,reduce"); break;
+        case 'd': o->types = optarg; perf_check_list("-d", optarg, "float,int64"); break;
+        case 'n': o->barrier_iters = perf_parse_long("-n", optarg, 1, LONG_MAX); break;
         default:
             if (perf_sweep_option(&o->sweep, c, optarg)) break;
             usage(argv[0]);

@@ -20,6 +20,7 @@
 #include <getopt.h>
 
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,8 @@ static inline int perf_sweep_option(struct perf_sweep *s, int c, const char *arg
     case 'b': s->min_size = perf_parse_size(arg); return 1;
     case 'e': s->max_size = perf_parse_size(arg); s->max_given = 1; return 1;
     case 'f': s->factor = perf_parse_size(arg); return 1;
-    case 'i': s->iters = atol(arg); return 1;
-    case 'w': s->warmup = atol(arg); return 1;
+    case 'i': s->iters = perf_parse_long("-i", arg, 1, LONG_MAX); return 1;
+    case 'w': s->warmup = perf_parse_long("-w", arg, 0, LONG_MAX); return 1;
     case 'c': s->check = 1; return 1;
     case 'C': s->format = PERF_CSV; return 1;
     case 'J': s->format = PERF_JSON; return 1;

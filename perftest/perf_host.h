@@ -42,18 +42,74 @@ static inline int perf_wants(const char *list, const char *test)
     return 0;
 }
 
-/* "64", "4K", "64M", "1G" (binary suffixes) in bytes. */
+/* Command-line values are taken as written or refused: a typo ("-i 10x", "-w abc",
+ * "-t fooo") ends the program with status 2 and says which option, instead of running
+ * something else than was asked for. */
+static inline void perf_bad_value(const char *opt, const char *text, const char *want)
+{
+    fprintf(stderr, "option %s: '%s' is not %s\n", opt, text, want);
+    exit(2);
+}
+
+/* "64", "4K", "64M", "1G", "1.5K" (binary suffixes) in bytes: at least 1. */
 static inline size_t perf_parse_size(const char *text)
 {
     char *end;
     double v = strtod(text, &end);
+    if (end == text) perf_bad_value("(size)", text, "a size such as 64, 4K, 64M or 1G");
     switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+    case 'k': case 'K': v *= 1024; end++; break;
+    case 'm': case 'M': v *= 1024 * 1024; end++; break;
+    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
     default: break;
     }
+    if (*end != '\0' || !(v >= 1) || v > 1e18) perf_bad_value("(size)", text, "a size such as 64, 4K, 64M or 1G");
     return (size_t)v;
+}
+
+/* A whole number in [min, max]. */
+static inline long perf_parse_long(const char *opt, const char *text, long min, long max)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || v < min || v > max) {
+        char want[96];
+        snprintf(want, sizeof want, "a whole number from %ld to %ld", min, max);
+        perf_bad_value(opt, text, want);
+    }
+    return v;
+}
+
+/* A number in [min, max]. */
+static inline double perf_parse_double(const char *opt, const char *text, double min, double max)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !(v >= min && v <= max)) {
+        char want[96];
+        snprintf(want, sizeof want, "a number from %g to %g", min, max);
+        perf_bad_value(opt, text, want);
+    }
+    return v;
+}
+
+/* Every name of the comma-separated list is one of known's (comma-separated too). */
+static inline void perf_check_list(const char *opt, const char *list, const char *known)
+{
+    char name[64];
+    for (const char *p = list;;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof name) perf_bad_value(opt, list, known);
+        memcpy(name, p, n);
+        name[n] = '\0';
+        if (!perf_wants(known, name)) {
+            char want[256];
+            snprintf(want, sizeof want, "a list of names from %s ('%s' is none of them)", known, name);
+            perf_bad_value(opt, list, want);
+        }
+        if (p[n] == '\0') break;
+        p += n + 1;
+    }
 }
 
 #endif

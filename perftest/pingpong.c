@@ -22,6 +22,7 @@
 #include "perf_host.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,12 +237,12 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "w:i:b:e:f:t:ch", longopts, NULL)) != -1) {
         switch (c) {
-        case 'w': o.warmup = atol(optarg); break;
-        case 'i': o.iters = atol(optarg); break;
+        case 'w': o.warmup = perf_parse_long("-w", optarg, 0, LONG_MAX); break;
+        case 'i': o.iters = perf_parse_long("-i", optarg, 1, LONG_MAX); break;
         case 'b': o.min_size = perf_parse_size(optarg); break;
         case 'e': o.max_size = perf_parse_size(optarg); break;
         case 'f': o.factor = perf_parse_size(optarg); break;
-        case 't': o.tests = optarg; break;
+        case 't': o.tests = optarg; perf_check_list("-t", optarg, "p,put,put_signal,fetch_add,put_quiet"); break;
         case 'c': o.csv = 1; break;
         default: usage(argv[0]); return c == 'h' ? 0 : 2;
         }

@@ -194,8 +194,8 @@ static int parse(int argc, char **argv, struct options *o)
     while ((c = getopt_long(argc, argv, PERF_SWEEP_SHORTOPTS "x:T:a:", perf_sweep_longopts, NULL)) != -1) {
         switch (c) {
         case 'x': o->target_bytes = perf_parse_size(optarg); break;
-        case 'T': o->threads = atoi(optarg); break;
-        case 'a': o->apis = optarg; break;
+        case 'T': o->threads = perf_parse_long("-T", optarg, 1, 1024); break;
+        case 'a': o->apis = optarg; perf_check_list("-a", optarg, "stream,kernel"); break;
         default:
             if (perf_sweep_option(&o->sweep, c, optarg)) break;
             usage(argv[0]);
@@ -223,6 +223,7 @@ int main(int argc, char **argv)
     perf_init(&init_ms);
     struct coll_ctx c;
     coll_ctx_init(&c, o.sweep.iters, o.sweep.check);
+    o.threads = coll_block_threads(a2a_block_kernel, o.threads); /* what the rows then say is what ran */
     if (!o.sweep.max_given) {
         size_t heap = perf_heap_hint(PERF_HEAP_ENV, PERF_HEAP_DEFAULT);
         size_t fit = perf_fit_size(o.sweep.min_size, o.sweep.factor, heap / 4 * 3 / (2 * (size_t)c.n));

@@ -275,12 +275,12 @@ int main(int argc, char **argv)
         switch (c) {
         case 'b': o.min_size = perf_parse_size(optarg); break;
         case 'e': o.max_size = perf_parse_size(optarg); break;
-        case 'B': o.blocks = atoi(optarg); break;
-        case 'T': o.threads = atoi(optarg); break;
-        case 'i': o.max_iters = atol(optarg); break;
+        case 'B': o.blocks = perf_parse_long("-B", optarg, 1, INT_MAX); break;
+        case 'T': o.threads = perf_parse_long("-T", optarg, 1, 1024); break;
+        case 'i': o.max_iters = perf_parse_long("-i", optarg, 1, LONG_MAX); break;
         case 'x': o.target_bytes = perf_parse_size(optarg); break;
-        case 'r': o.reps = atoi(optarg); break;
-        case 't': o.tests = optarg; break;
+        case 'r': o.reps = perf_parse_long("-r", optarg, 1, INT_MAX); break;
+        case 't': o.tests = optarg; perf_check_list("-t", optarg, "put,get,bidir"); break;
         case 'c': o.csv = 1; break;
         case 'E': o.ce = 1; break;
         default: usage(argv[0]); return c == 'h' ? 0 : 2;
@@ -337,7 +337,7 @@ int main(int argc, char **argv)
         if (o.csv) {
             printf("op,size_bytes,blocks,threads,iters,us_per_transfer,GBps,copy_GBps,ratio,ce_GBps,stream_GBps,"
                    "wrong\n");
-            if (!mapped) printf("# peer not mapped (proxy path): no copy or ce reference\n");
+            if (!mapped) fprintf(stderr, "peer not mapped (proxy path): no copy or ce reference\n"); /* rows only */
         } else {
             printf("# %s-perf-gpu-bw: PE 0 -> PE 1 (put), PE 0 <- PE 1 (get), both at once (bidir), heap %s, "
                    "GPU %d %s\n",

@@ -346,12 +346,12 @@ static int parse(int argc, char **argv, struct options *o)
     int c;
     while ((c = getopt_long(argc, argv, PERF_SWEEP_SHORTOPTS "t:a:d:n:x:T:", perf_sweep_longopts, NULL)) != -1) {
         switch (c) {
-        case 't': o->tests = optarg; break;
-        case 'a': o->apis = optarg; break;
-        case 'd': o->types = optarg; break;
-        case 'n': o->barrier_iters = atol(optarg); break;
+        case 't': o->tests = optarg; perf_check_list("-t", optarg, "barrier_all,barrier,team_sync,reduce"); break;
+        case 'a': o->apis = optarg; perf_check_list("-a", optarg, "stream,kernel"); break;
+        case 'd': o->types = optarg; perf_check_list("-d", optarg, "float,int64"); break;
+        case 'n': o->barrier_iters = perf_parse_long("-n", optarg, 1, LONG_MAX); break;
         case 'x': o->target_bytes = perf_parse_size(optarg); break;
-        case 'T': o->threads = atoi(optarg); break;
+        case 'T': o->threads = perf_parse_long("-T", optarg, 1, 1024); break;
         default:
             if (perf_sweep_option(&o->sweep, c, optarg)) break;
             usage(argv[0]);
@@ -382,6 +382,10 @@ int main(int argc, char **argv)
     perf_init(&init_ms);
     struct coll_ctx c;
     coll_ctx_init(&c, o.sweep.iters > o.barrier_iters ? o.sweep.iters : o.barrier_iters, o.sweep.check);
+    /* One count for every kernel row, the most all three kernels take: the rows say what ran. */
+    o.threads = coll_block_threads(bar_kernel<1>, o.threads);
+    o.threads = coll_block_threads(red_block_kernel<1>, o.threads);
+    o.threads = coll_block_threads(red_block_kernel<0>, o.threads);
     int reduce = perf_wants(o.tests, "reduce");
     size_t fit = perf_fit_size(o.sweep.min_size, o.sweep.factor, perf_heap_hint(PERF_HEAP_ENV, PERF_HEAP_DEFAULT) / 4 * 3 / 2);
     if (reduce && !o.sweep.max_given && fit && fit < o.sweep.max_size) {

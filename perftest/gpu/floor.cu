@@ -211,10 +211,22 @@ static int floor_ipc(long iters)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* ITERS: a whole number from 1 up, or the program ends with status 2. */
+static long floor_iters(const char *text)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || v < 1 || v > (1L << 40)) {
+        fprintf(stderr, "ITERS '%s' is not a whole number from 1 to %ld\n", text, 1L << 40);
+        exit(2);
+    }
+    return v;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--ipc") == 0) return floor_ipc(argc > 2 ? atol(argv[2]) : 20000);
-    long iters = argc > 1 ? atol(argv[1]) : 20000;
+    if (argc > 1 && strcmp(argv[1], "--ipc") == 0) return floor_ipc(argc > 2 ? floor_iters(argv[2]) : 20000);
+    long iters = argc > 1 ? floor_iters(argv[1]) : 20000;
     double t0 = now_ms();
     if (cudaFree(0) != cudaSuccess) {
         fprintf(stderr, "gshmem-perf-gpu-floor: no usable GPU\n");

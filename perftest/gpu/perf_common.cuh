@@ -7,6 +7,8 @@
 #define GPERF_PERF_COMMON_CUH
 
 #include "../perf_host.h"
+
+#include <limits.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
