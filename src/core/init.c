@@ -135,6 +135,30 @@ static void init_module_loading(struct gshmemi_state *st)
 }
 
 /* GSHMEM_HEAP=auto picks the device heap when a GPU is usable. */
+/* Every PE's heap is device memory, or none is: the two set up different transports
+ * (and meet in different bootstrap rounds), so a job where GSHMEM_HEAP=auto found a GPU
+ * on one node and none on another would otherwise fail later on a mismatched round. */
+static int init_heap_agree(struct gshmemi_state *st, const char *why)
+{
+    int32_t mine = st->heap.kind == GSHMEMI_HEAP_KIND_DEVICE;
+    int32_t *all = calloc((size_t)st->n_pes, sizeof(*all));
+    if (!all) return GSHMEMX_ERR_NOMEM;
+    int rc = st->boot.ops->allgather(&st->boot, &mine, all, sizeof(mine));
+    for (int pe = 0; rc == 0 && pe < st->n_pes; pe++) {
+        if (all[pe] == mine) continue;
+        int dev = mine ? st->my_pe : pe, host = mine ? pe : st->my_pe;
+        int say_why = !mine && why[0] != '\0';
+        GSHMEMI_ERROR(HEAP, "PE %d has a device heap but PE %d a host heap%s%s%s: every PE's heap must be of one "
+                            "kind; set GSHMEM_HEAP=device (or host) on every PE, and check that every node has a "
+                            "usable GPU (gshmem-info --check)",
+                      dev, host, say_why ? " (no usable GPU here: " : "", say_why ? why : "", say_why ? ")" : "");
+        rc = GSHMEMX_ERR_CONFIG;
+        break; /* one line is enough */
+    }
+    free(all);
+    return rc;
+}
+
 static int init_heap(struct gshmemi_state *st)
 {
     char why[256] = "";
@@ -159,7 +183,7 @@ static int init_heap(struct gshmemi_state *st)
     st->heap_host_accessible = gshmemi_heap_host_accessible(&st->heap);
     GSHMEMI_INFO(HEAP, "heap: %s, %zu bytes at %p, %zu-byte pages", gshmemi_heap_kind_name(st->heap.kind),
                  st->heap.size, st->heap.base, st->heap.page_size);
-    return 0;
+    return init_heap_agree(st, why);
 }
 
 /* The sync heap: a small host heap for host-side barrier words, whatever the user heap is. */

@@ -4,7 +4,9 @@
 # PE per GPU and two PEs per GPU (under MPS).
 #
 # usage: tests/gpu/run.sh [--sanitize] BUILD_DIR [TEST ...]
-#   TEST ...     names under BUILD_DIR/bin/gpu (default: every gpu_* there)
+#   TEST ...     names under BUILD_DIR/bin/gpu (default: every gpu_* there); with
+#                gpu_smoke among them, also a job whose PE 1 has a host heap, which
+#                init must refuse
 #   --sanitize   instead: 2 PEs on one GPU, each PE under compute-sanitizer, once with
 #                --tool memcheck and once with --tool racecheck, over a few small tests
 #                (default: gpu_smoke gpu_sync); any report fails the run.
@@ -28,7 +30,30 @@ run=$build/bin/gshmemrun
 [ -x "$run" ] || { echo "run.sh: no $run (build first)" >&2; exit 1; }
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-  if [ "$sanitize" -eq 1 ]; then
+  # run_refused LABEL NPES TEXT [VAR=VALUE ...] -- COMMAND...: the job must fail quickly
+# (not time out) and its output must contain TEXT.
+run_refused() {
+  local label=$1 npes=$2 text=$3
+  shift 3
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
+  env "${envs[@]}" timeout -k 15 $((limit + 30)) "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
+  rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$text" "$log"; then
+    pass=$((pass + 1))
+    printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
+  else
+    fail=$((fail + 1))
+    failed+=("$label")
+    printf 'FAIL  %-44s %4d s  (exit %d; expected a failure saying "%s"; log %s)\n' "$label" $((SECONDS - start)) \
+      "$rc" "$text" "$log"
+    tail -n 20 "$log" | sed 's/^/      /'
+  fi
+}
+
+if [ "$sanitize" -eq 1 ]; then
     tests=(gpu_smoke gpu_sync)
   else
     for t in "$build"/bin/gpu/gpu_*; do [ -x "$t" ] && tests+=("$(basename "$t")"); done
@@ -46,6 +71,29 @@ mkdir -p "$logs"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 
 sanitizer=
+# run_refused LABEL NPES TEXT [VAR=VALUE ...] -- COMMAND...: the job must fail quickly
+# (not time out) and its output must contain TEXT.
+run_refused() {
+  local label=$1 npes=$2 text=$3
+  shift 3
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
+  env "${envs[@]}" timeout -k 15 $((limit + 30)) "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
+  rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$text" "$log"; then
+    pass=$((pass + 1))
+    printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
+  else
+    fail=$((fail + 1))
+    failed+=("$label")
+    printf 'FAIL  %-44s %4d s  (exit %d; expected a failure saying "%s"; log %s)\n' "$label" $((SECONDS - start)) \
+      "$rc" "$text" "$log"
+    tail -n 20 "$log" | sed 's/^/      /'
+  fi
+}
+
 if [ "$sanitize" -eq 1 ]; then
   for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
     /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
@@ -120,6 +168,29 @@ run_one() {
   fi
 }
 
+# run_refused LABEL NPES TEXT [VAR=VALUE ...] -- COMMAND...: the job must fail quickly
+# (not time out) and its output must contain TEXT.
+run_refused() {
+  local label=$1 npes=$2 text=$3
+  shift 3
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
+  env "${envs[@]}" timeout -k 15 $((limit + 30)) "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
+  rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$text" "$log"; then
+    pass=$((pass + 1))
+    printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
+  else
+    fail=$((fail + 1))
+    failed+=("$label")
+    printf 'FAIL  %-44s %4d s  (exit %d; expected a failure saying "%s"; log %s)\n' "$label" $((SECONDS - start)) \
+      "$rc" "$text" "$log"
+    tail -n 20 "$log" | sed 's/^/      /'
+  fi
+}
+
 if [ "$sanitize" -eq 1 ]; then
   for tool in memcheck racecheck; do
     for t in "${tests[@]}"; do
@@ -151,6 +222,13 @@ else
     fi
   done
   done
+  # One PE on the device heap, the other on the host heap: init refuses, naming both
+  # (with gpu_smoke in the list: the default list has it).
+  if [[ " ${tests[*]} " == *" gpu_smoke "* ]]; then
+    run_refused "mixed heap kinds n=2" 2 "PE 0 has a device heap but PE 1 a host heap" \
+      CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 GSHMEM_DEVICE=0 -- \
+      sh -c '[ "$GSHMEM_RANK" = 1 ] && export GSHMEM_HEAP=host; exec "$0"' "$build/bin/gpu/gpu_smoke"
+  fi
 fi
 echo "gpu tests$([ "$sanitize" -eq 1 ] && echo ' (compute-sanitizer)'): $pass passed, $fail failed" \
   "($((SECONDS - t_all)) s, GPUs: $gpus, logs: $logs)"

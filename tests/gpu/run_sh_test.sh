@@ -29,6 +29,9 @@ EOF
 cat >"$work/build/bin/gshmemrun" <<'EOF'
 #!/bin/sh
 for last; do :; done
+for a; do # the mixed-heap case: its command is sh -c '...' gpu_smoke
+  [ "$a" = "-c" ] && { echo "[PE 0] ERROR HEAP: PE 0 has a device heap but PE 1 a host heap: ..." >&2; exit 1; }
+done
 case $last in
 *gpu_bad)
   echo "[PE 0] starting"
@@ -69,6 +72,13 @@ check "three rounds of a passing test pass (rc $rc)" test "$rc" -eq 0
 check "round labels" bash -c "grep -q '^PASS  gpu_good n=2 one-gpu round 3' '$work/out2' &&
   grep -q '^round 2 of 3' '$work/out2' && grep -q '^gpu tests: 3 passed, 0 failed' '$work/out2'"
 check "GSHMEM_GPU_LOG_DIR is used" test -s "$work/logs2/gpu_good_n2_one-gpu_round_1.log"
+
+# gpu_smoke in the list: the mixed-heap refusal runs once, after the tests.
+cp "$work/build/bin/gpu/gpu_good" "$work/build/bin/gpu/gpu_smoke"
+GSHMEM_GPU_TEST_NPES=2 GSHMEM_GPU_LOG_DIR="$work/logs4" bash "$script" "$work/build" gpu_smoke >"$work/out4" 2>&1
+rc=$?
+check "the mixed-heap refusal counts as a pass (rc $rc)" bash -c "[ $rc -eq 0 ] &&
+  grep -q '^PASS  mixed heap kinds n=2' '$work/out4' && grep -q '^gpu tests: 2 passed, 0 failed' '$work/out4'"
 
 GSHMEM_GPU_TEST_REPEAT=0 bash "$script" "$work/build" gpu_good >"$work/out3" 2>&1
 rc=$?
