@@ -30,30 +30,7 @@ run=$build/bin/gshmemrun
 [ -x "$run" ] || { echo "run.sh: no $run (build first)" >&2; exit 1; }
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-  # run_refused LABEL NPES TEXT [VAR=VALUE ...] -- COMMAND...: the job must fail quickly
-# (not time out) and its output must contain TEXT.
-run_refused() {
-  local label=$1 npes=$2 text=$3
-  shift 3
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
-  env "${envs[@]}" timeout -k 15 $((limit + 30)) "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
-  rc=$?
-  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$text" "$log"; then
-    pass=$((pass + 1))
-    printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
-  else
-    fail=$((fail + 1))
-    failed+=("$label")
-    printf 'FAIL  %-44s %4d s  (exit %d; expected a failure saying "%s"; log %s)\n' "$label" $((SECONDS - start)) \
-      "$rc" "$text" "$log"
-    tail -n 20 "$log" | sed 's/^/      /'
-  fi
-}
-
-if [ "$sanitize" -eq 1 ]; then
+  if [ "$sanitize" -eq 1 ]; then
     tests=(gpu_smoke gpu_sync)
   else
     for t in "$build"/bin/gpu/gpu_*; do [ -x "$t" ] && tests+=("$(basename "$t")"); done
@@ -127,7 +104,8 @@ nvidia-cuda-mps-control -d || { echo "run.sh: cannot start MPS" >&2; exit 1; }
 
 pass=0 fail=0 failed=()
 t_all=$SECONDS
-# run_one LABEL NPES [VAR=VALUE ...] -- COMMAND...
+# run_one LABEL NPES [VAR=VALUE ...] -- COMMAND...; with refuse=TEXT in its environment
+# the job must instead fail (not time out) and its output contain TEXT.
 run_one() {
   local label=$1 npes=$2
   shift 2
@@ -139,7 +117,12 @@ run_one() {
   env "${envs[@]}" timeout -k 15 $((limit + 30)) \
     "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
   rc=$?
-  if [ "$rc" -eq 0 ]; then
+  local ok=$((rc == 0))
+  if [ -n "${refuse:-}" ]; then
+    ok=0
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$refuse" "$log" && ok=1
+  fi
+  if [ "$ok" -eq 1 ]; then
     pass=$((pass + 1))
     printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
   else
@@ -147,6 +130,7 @@ run_one() {
     failed+=("$label")
     local why="exit $rc"
     [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${limit} s"
+    [ -n "${refuse:-}" ] && why="$why; expected a refusal saying \"$refuse\""
     # Kept under a name of its own: a later run of the same test (a loop over the suite,
     # as for an intermittent failure) would overwrite $log.
     local kept="$logs/$tag.failed-$(date -u +%Y%m%dT%H%M%S)-$fail.log"
@@ -225,7 +209,7 @@ else
   # One PE on the device heap, the other on the host heap: init refuses, naming both
   # (with gpu_smoke in the list: the default list has it).
   if [[ " ${tests[*]} " == *" gpu_smoke "* ]]; then
-    run_refused "mixed heap kinds n=2" 2 "PE 0 has a device heap but PE 1 a host heap" \
+    refuse="PE 0 has a device heap but PE 1 a host heap" run_one "mixed heap kinds n=2" 2 \
       CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 GSHMEM_DEVICE=0 -- \
       sh -c '[ "$GSHMEM_RANK" = 1 ] && export GSHMEM_HEAP=host; exec "$0"' "$build/bin/gpu/gpu_smoke"
   fi
