@@ -79,15 +79,28 @@ static int fdpass_receive(int sock, int *rank, int *fd)
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                          .msg_controllen = sizeof(control.buf)};
     ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-    struct cmsghdr *cmsg = n == sizeof(payload) ? CMSG_FIRSTHDR(&msg) : NULL;
-    if (!cmsg || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS ||
-        cmsg->cmsg_len != CMSG_LEN(sizeof(int))) {
-        errno = EPROTO;
-        return -1;
+    /* Whatever came with a malformed message is closed: descriptors passed to us are
+     * ours from here on, a bad message or not. */
+    for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        int ok = n == sizeof(payload) && !(msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) && c == CMSG_FIRSTHDR(&msg) &&
+                 c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)) &&
+                 CMSG_NXTHDR(&msg, c) == NULL;
+        if (ok) {
+            memcpy(fd, CMSG_DATA(c), sizeof(int));
+            *rank = payload;
+            return 0;
+        }
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len > CMSG_LEN(0)) {
+            size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < nfds; i++) {
+                int passed;
+                memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                close(passed);
+            }
+        }
     }
-    memcpy(fd, CMSG_DATA(cmsg), sizeof(int));
-    *rank = payload;
-    return 0;
+    errno = EPROTO;
+    return -1;
 }
 
 int gshmemi_fdpass_recv(int listen_fd, double timeout_s, int *rank, int *fd, int *pid)
