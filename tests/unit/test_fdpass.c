@@ -52,13 +52,20 @@ static void send_raw(const char *name, int32_t rank, size_t payload_len, const i
     close(sock);
 }
 
+/* A listener (its name in name) and a pipe whose ends are the descriptors to pass. */
+static int listener_and_pipe(char name[GSHMEMI_FDPASS_NAME_LEN], int pipefd[2])
+{
+    int listener = gshmemi_fdpass_listen(name, 4);
+    cr_assert_geq(listener, 0);
+    cr_assert_eq(pipe(pipefd), 0);
+    return listener;
+}
+
 Test(fdpass, one_descriptor_and_the_rank_arrive)
 {
     char name[GSHMEMI_FDPASS_NAME_LEN];
-    int listener = gshmemi_fdpass_listen(name, 4);
-    cr_assert_geq(listener, 0);
     int pipefd[2];
-    cr_assert_eq(pipe(pipefd), 0);
+    int listener = listener_and_pipe(name, pipefd);
     cr_assert_eq(gshmemi_fdpass_send(name, 7, pipefd[1]), 0);
     int rank = -1, fd = -1, pid = 0;
     cr_assert_eq(gshmemi_fdpass_recv(listener, 5, &rank, &fd, &pid), 0, "recv: %s", strerror(errno));
@@ -78,10 +85,8 @@ Test(fdpass, one_descriptor_and_the_rank_arrive)
 Test(fdpass, malformed_messages_are_refused_and_their_descriptors_closed)
 {
     char name[GSHMEMI_FDPASS_NAME_LEN];
-    int listener = gshmemi_fdpass_listen(name, 4);
-    cr_assert_geq(listener, 0);
     int pipefd[2];
-    cr_assert_eq(pipe(pipefd), 0);
+    int listener = listener_and_pipe(name, pipefd);
     int fds[3] = {pipefd[0], pipefd[1], pipefd[1]};
     int before = open_fds();
     struct {
