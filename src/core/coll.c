@@ -84,12 +84,20 @@ static void coll_call_describe(const struct gshmemi_coll_call *r, char *buf, siz
     case GSHMEMI_COLL_ALLTOALLS:
         snprintf(buf, len, "an alltoalls (dst %lld, sst %lld, nelems %lld of %u bytes)", a[0], a[1], a[2], r->elem);
         break;
-    case GSHMEMI_COLL_REDUCE:
+    case GSHMEMI_COLL_REDUCE: /* a[1] is the type's representation, a[3] the type itself */
         snprintf(buf, len, "a %s reduction of %s (nreduce %lld)", gshmemi_coll_reduce_op_name(a[0]),
-                 a[1] >= 0 && a[1] < ntypes ? types[a[1]] : "?", a[2]);
+                 a[3] >= 0 && a[3] < ntypes ? types[a[3]] : "?", a[2]);
         break;
     default: snprintf(buf, len, "no collective known (routine %u)", r->routine); break;
     }
+}
+
+/* The same call: args[3] is only described, never compared (a reduction's type name,
+ * whose representation args[1] holds). */
+static int coll_call_same(const struct gshmemi_coll_call *a, const struct gshmemi_coll_call *b)
+{
+    return a->seq == b->seq && a->gen == b->gen && a->routine == b->routine && a->elem == b->elem &&
+           a->args[0] == b->args[0] && a->args[1] == b->args[1] && a->args[2] == b->args[2];
 }
 
 void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_team_t team, unsigned routine,
@@ -110,7 +118,7 @@ void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_te
     struct gshmemi_coll_call theirs;
     struct gshmemi_transport *tp = st->sync_of_pe[pe0];
     gshmemi_api_check_rc(st, fn, tp->ops->get(tp, pe0, &theirs, off, sizeof(theirs)), pe0);
-    if (memcmp(&theirs, &mine, sizeof(mine)) == 0) return;
+    if (coll_call_same(&theirs, &mine)) return;
     char here[160], there[160];
     coll_call_describe(&mine, here, sizeof(here));
     if (theirs.gen != mine.gen || theirs.seq == 0) /* its record is another team's in this slot, or none */

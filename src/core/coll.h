@@ -54,7 +54,8 @@ enum gshmemi_coll_routine {
 /* Under GSHMEM_CHECK (a no-op otherwise, and for a team of one): every member writes
  * what it called into its sync heap, the team meets, and each member compares its call
  * with member 0's; a difference ends the job naming both calls and PEs. Called before
- * anything else of the collective synchronizes, nelems 0 included. */
+ * anything else of the collective synchronizes, nelems 0 included. a3 is described in
+ * the message but not compared. */
 void gshmemi_coll_check_call(struct gshmemi_state *st, const char *fn, gshmem_team_t team, unsigned routine,
                              size_t elem, int64_t a0, int64_t a1, int64_t a2, int64_t a3);
 

@@ -28,6 +28,18 @@ enum reduce_type {
 #undef REDUCE_TYPE_ENUM
 };
 
+/* What GSHMEM_CHECK compares of a reduction's type: its representation, not its name, so
+ * that members calling long and int64 (or int and int32) forms of one reduction agree,
+ * as their data does. Bitwise ops see bytes only: signedness does not matter to them. */
+static int64_t reduce_repr(int op, int type)
+{
+#define REDUCE_TYPE_REPR(T, N) (((T)0.5 != 0) ? 2 : ((T)-1 < (T)1) ? 1 : 0) * 64 + (int)sizeof(T),
+    static const int repr[] = {GSHMEM_REDUCE_ARITH_TYPES(REDUCE_TYPE_REPR)};
+#undef REDUCE_TYPE_REPR
+    if (op <= REDUCE_OP_xor) return repr[type] % 64; /* the size */
+    return repr[type];
+}
+
 /* and/or/xor act on bits whatever the integer type, so one byte loop serves all. */
 static void reduce_bits(int op, unsigned char *acc, const unsigned char *x, size_t len)
 {
@@ -105,7 +117,8 @@ static int reduce(const char *fn, gshmem_team_t team, void *dest, const void *so
     struct gshmemi_coll c;
     int rc = gshmemi_coll_begin(&c, fn, team);
     if (rc != 0) return rc;
-    gshmemi_coll_check_call(c.st, fn, team, GSHMEMI_COLL_REDUCE, elem, op, type, (int64_t)nreduce, 0);
+    gshmemi_coll_check_call(c.st, fn, team, GSHMEMI_COLL_REDUCE, elem, op, reduce_repr(op, type), (int64_t)nreduce,
+                            type);
     size_t len = gshmemi_api_bytes(c.st, fn, nreduce, elem);
     if (len == 0) return 0;
     size_t dst_off = gshmemi_api_offset(c.st, fn, "dest", dest, len, c.st->my_pe);

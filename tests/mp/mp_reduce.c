@@ -217,6 +217,38 @@ static void source_reused_loop(const struct tctx *t)
     gshmem_barrier_all();
 }
 
+/* Members name one reduction by different typed forms of one representation (long and
+ * int64, int and int32, unsigned long long and uint64): the same call, also under
+ * GSHMEM_CHECK (mp_reduce_n3_check), with the right sums. */
+static void mixed_forms(const struct tctx *t)
+{
+    enum { N = 77 };
+    int64_t *src = (int64_t *)g_src, *dst = (int64_t *)(g_dst + G);
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < N; i++) src[i] = (int64_t)(mp_mix((uint64_t)g_me, i, (uint64_t)round, 9) % 100001);
+        gshmem_barrier_all();
+        int odd = t->index % 2, rc;
+        if (round == 0)
+            rc = odd ? gshmem_int64_sum_reduce(t->h, dst, src, N) : gshmem_long_sum_reduce(t->h, (long *)dst, (long *)src, N);
+        else if (round == 1)
+            rc = odd ? gshmem_int32_sum_reduce(t->h, (int32_t *)dst, (int32_t *)src, 2 * N)
+                     : gshmem_int_sum_reduce(t->h, (int *)dst, (int *)src, 2 * N);
+        else
+            rc = odd ? gshmem_uint64_sum_reduce(t->h, (uint64_t *)dst, (uint64_t *)src, N)
+                     : gshmem_ulonglong_sum_reduce(t->h, (unsigned long long *)dst, (unsigned long long *)src, N);
+        CHECK_EQ(rc, 0);
+        for (size_t i = 0; i < N; i++) {
+            int64_t want = 0;
+            for (int j = 0; j < t->size; j++) want += (int64_t)(mp_mix((uint64_t)t->pe[j], i, (uint64_t)round, 9) % 100001);
+            /* round 1 sums the 64-bit values' 32-bit halves: small values, so the low halves carry it */
+            int64_t got = round == 1 ? (int64_t)((int32_t *)dst)[2 * i] : dst[i];
+            CHECK(got == want, "mixed typed forms, round %d on team %s: elem %zu is %lld, want %lld", round, t->name,
+                  i, (long long)got, (long long)want);
+        }
+        gshmem_barrier_all();
+    }
+}
+
 static struct tctx make(gshmem_team_t h, const char *name)
 {
     struct tctx t = {.h = h, .size = gshmem_team_n_pes(h), .index = gshmem_team_my_pe(h), .name = name};
@@ -239,6 +271,7 @@ int main(void)
     all_pairs(&world, 1, 1);
     chained_in_place(&world);
     source_reused_loop(&world);
+    mixed_forms(&world);
 
     /* Evens and odds (stride 2) reduce at the same time; on one PE, evens alone. */
     gshmem_team_t half = GSHMEM_TEAM_INVALID, other = GSHMEM_TEAM_INVALID;
