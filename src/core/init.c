@@ -175,6 +175,14 @@ static int init_heap(struct gshmemi_state *st)
         rc = gshmemi_heap_device_create(&st->env, st->device, st->boot.local_rank, st->boot.local_nranks,
                                         &st->heap);
         if (rc == 0) GSHMEMI_INFO(HEAP, "PE %d uses GPU %d of %d", st->my_pe, st->device, gpus);
+        if (rc == GSHMEMX_ERR_NOT_SUPPORTED && st->env.heap == GSHMEMI_HEAP_AUTO) {
+            /* A GPU without VMM or its fd export (said above): auto means "device when usable". */
+            GSHMEMI_WARN(HEAP, "PE %d: GPU %d cannot hold a device heap; GSHMEM_HEAP=auto uses the host heap",
+                         st->my_pe, st->device);
+            snprintf(why, sizeof(why), "GPU %d cannot hold a device heap", st->device);
+            st->device = -1;
+            rc = init_host_heap(st);
+        }
     } else {
         if (st->env.heap == GSHMEMI_HEAP_AUTO) GSHMEMI_INFO(HEAP, "no usable GPU (%s): host heap", why);
         rc = init_host_heap(st);

@@ -110,7 +110,7 @@ int gshmemi_heap_device_create(const struct gshmemi_env *env, int device, int lo
     heap_driver()->cuDeviceGetAttribute(&fd_ok, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
                                         device);
     if (!vmm || !fd_ok) {
-        GSHMEMI_ERROR(HEAP, "device heap: GPU %d (%s) lacks %s", device, props.name,
+        GSHMEMI_WARN(HEAP, "device heap: GPU %d (%s) lacks %s", device, props.name, /* auto falls back */
                       !vmm ? "virtual memory management" : "POSIX fd export of VMM memory");
         gshmemi_heap_device_destroy(heap);
         return GSHMEMX_ERR_NOT_SUPPORTED;
