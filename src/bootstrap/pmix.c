@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
 #include "core/env.h"
@@ -237,11 +238,12 @@ static struct {
     struct pmix_api api;
     pmix_proc_t me;
     bool live;
+    pid_t owner; /* a forked child inherits the exit handler, not libpmix's threads */
 } pmix_client;
 
 static void pmix_client_end(void)
 {
-    if (!pmix_client.live) return;
+    if (!pmix_client.live || getpid() != pmix_client.owner) return; /* PMIx_Finalize would wait forever there */
     pmix_client.live = false;
     int rc = pmix_client.api.finalize(NULL, 0);
     if (rc != PMIX_OK) GSHMEMI_WARN(BOOT, "PMIx_Finalize at exit returned %d", rc);
@@ -263,6 +265,7 @@ static int pmix_client_start(void)
     static bool registered; /* after PMIx_Init, so that it runs before libpmix's own handlers */
     if (!registered && atexit(pmix_client_end) == 0) registered = true;
     pmix_client.live = true;
+    pmix_client.owner = getpid();
     return 0;
 }
 

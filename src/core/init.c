@@ -89,34 +89,9 @@ static int init_pick_device(struct gshmemi_state *st, int gpus)
     return (int)st->env.device;
 }
 
-/* The first node-local PE whose host heap fell back to normal pages says so, once. */
-static int init_report_fallback(struct gshmemi_state *st)
-{
-    int mine = st->heap.kind == GSHMEMI_HEAP_KIND_HOST_THP, *all = calloc((size_t)st->n_pes, sizeof(int));
-    if (!all) return GSHMEMX_ERR_NOMEM;
-    int rc = st->boot.ops->allgather(&st->boot, &mine, all, sizeof(int));
-    int first = -1, count = 0;
-    for (int i = 0; rc == 0 && i < st->boot.local_nranks; i++) {
-        if (!all[st->boot.local_ranks[i]]) continue;
-        if (first < 0) first = st->boot.local_ranks[i];
-        count++;
-    }
-    free(all);
-    if (rc == 0 && first == st->my_pe && st->env.hugepages == GSHMEMI_HUGEPAGES_AUTO) {
-        char thp[64];
-        gshmemi_heap_describe_thp(thp, sizeof(thp));
-        GSHMEMI_WARN(HEAP, "%d of %d PEs on this node have their host heap on %zu-byte pages (THP advice; shmem "
-                           "THP is %s): %s; reserve hugepages with 'echo N > /proc/sys/vm/nr_hugepages' "
-                           "(N >= PEs per node x heap size / 2 MiB)",
-                     count, st->boot.local_nranks, st->heap.page_size, thp, st->heap.fallback_reason);
-    }
-    return rc;
-}
-
 static int init_host_heap(struct gshmemi_state *st)
 {
-    int rc = gshmemi_heap_create(&st->env, &st->heap);
-    return rc != 0 ? rc : init_report_fallback(st);
+    return gshmemi_heap_create(&st->env, &st->heap);
 }
 
 /* CUDA loads a kernel at its first launch by default (lazy loading), and such a load can
@@ -135,19 +110,41 @@ static void init_module_loading(struct gshmemi_state *st)
 }
 
 /* GSHMEM_HEAP=auto picks the device heap when a GPU is usable. */
-/* Every PE's heap is device memory, or none is: the two set up different transports
- * (and meet in different bootstrap rounds), so a job where GSHMEM_HEAP=auto found a GPU
- * on one node and none on another would otherwise fail later on a mismatched round. */
+/* The first node-local PE whose host heap fell back to normal pages says so, once
+ * (all: every PE's heap kind). */
+static void init_report_fallback(struct gshmemi_state *st, const int32_t *all)
+{
+    int first = -1, count = 0;
+    for (int i = 0; i < st->boot.local_nranks; i++) {
+        if (all[st->boot.local_ranks[i]] != GSHMEMI_HEAP_KIND_HOST_THP) continue;
+        if (first < 0) first = st->boot.local_ranks[i];
+        count++;
+    }
+    if (first == st->my_pe && st->env.hugepages == GSHMEMI_HUGEPAGES_AUTO) {
+        char thp[64];
+        gshmemi_heap_describe_thp(thp, sizeof(thp));
+        GSHMEMI_WARN(HEAP, "%d of %d PEs on this node have their host heap on %zu-byte pages (THP advice; shmem "
+                           "THP is %s): %s; reserve hugepages with 'echo N > /proc/sys/vm/nr_hugepages' "
+                           "(N >= PEs per node x heap size / 2 MiB)",
+                     count, st->boot.local_nranks, st->heap.page_size, thp, st->heap.fallback_reason);
+    }
+}
+
+/* One round right after the heap, the same on every PE whatever its heap: every PE's
+ * kind. Every heap must be device memory or none: the two set up different transports
+ * (and meet in different bootstrap rounds), so a job where GSHMEM_HEAP=auto found a
+ * usable GPU on one node and none on another would otherwise fail later on a
+ * mismatched round. Host heaps then report a fallback to normal pages. */
 static int init_heap_agree(struct gshmemi_state *st, const char *why)
 {
-    int32_t mine = st->heap.kind == GSHMEMI_HEAP_KIND_DEVICE;
-    int32_t *all = calloc((size_t)st->n_pes, sizeof(*all));
+    int32_t mine = st->heap.kind, *all = calloc((size_t)st->n_pes, sizeof(*all));
     if (!all) return GSHMEMX_ERR_NOMEM;
     int rc = st->boot.ops->allgather(&st->boot, &mine, all, sizeof(mine));
+    int device = mine == GSHMEMI_HEAP_KIND_DEVICE;
     for (int pe = 0; rc == 0 && pe < st->n_pes; pe++) {
-        if (all[pe] == mine) continue;
-        int dev = mine ? st->my_pe : pe, host = mine ? pe : st->my_pe;
-        int say_why = !mine && why[0] != '\0';
+        if ((all[pe] == GSHMEMI_HEAP_KIND_DEVICE) == device) continue;
+        int dev = device ? st->my_pe : pe, host = device ? pe : st->my_pe;
+        int say_why = !device && why[0] != '\0';
         GSHMEMI_ERROR(HEAP, "PE %d has a device heap but PE %d a host heap%s%s%s: every PE's heap must be of one "
                             "kind; set GSHMEM_HEAP=device (or host) on every PE, and check that every node has a "
                             "usable GPU (gshmem-info --check)",
@@ -155,6 +152,7 @@ static int init_heap_agree(struct gshmemi_state *st, const char *why)
         rc = GSHMEMX_ERR_CONFIG;
         break; /* one line is enough */
     }
+    if (rc == 0 && !device) init_report_fallback(st, all);
     free(all);
     return rc;
 }
@@ -349,10 +347,12 @@ static int init_thread_locked(struct gshmemi_state *st, int requested, int *prov
     }
     /* gshmemrun's, a unique ID's and Kubernetes' bootstrap roots take each PE once: a
      * second join is refused, or waits GSHMEM_TIMEOUT for a root that is gone. */
-    if (st->ended_boot && strcmp(st->ended_boot, "pmix") != 0 && strcmp(st->ended_boot, "single") != 0) {
+    if (st->ended_boot && strcmp(st->ended_boot, "pmix") != 0 && strcmp(st->ended_boot, "single") != 0 &&
+        attr == NULL) { /* a fresh unique ID (attr) makes a fresh root: that one works */
         GSHMEMI_ERROR(INIT, "gshmem_init after the last gshmem_finalize: this process's job was found through "
                             "the %s bootstrap, whose root takes each PE once; starting gshmem again in one process "
-                            "works under PMIx (mpirun, srun) or as a single PE",
+                            "works under PMIx (mpirun, srun), as a single PE, or with a fresh unique ID "
+                            "(gshmemx_init_attr)",
                       st->ended_boot);
         return GSHMEMX_ERR_NOT_SUPPORTED;
     }

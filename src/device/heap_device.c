@@ -193,40 +193,45 @@ void gshmemi_heap_device_destroy(struct gshmemi_heap *heap)
  * for it alone: the legacy stream (cudaMemset, cudaMemcpy) would wait for the user's
  * kernels, which may be waiting for a peer that is itself in this call's barrier, and a
  * device-to-device cudaMemcpy returns before the copy ends. The calling thread may be
- * one gshmem has not seen: make the heap's GPU current first. */
-static int heap_device_run(struct gshmemi_heap *heap, cudaError_t err, const char *what, size_t len)
+ * one gshmem has not seen: make the heap's GPU current first, and its own again after. */
+static int heap_device_run(struct gshmemi_heap *heap, cudaError_t err, int caller_device, const char *what,
+                           size_t len)
 {
     if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)heap->stream);
+    if (caller_device >= 0 && caller_device != heap->device) cudaSetDevice(caller_device); /* the thread's own */
     if (err == cudaSuccess) return 0;
     GSHMEMI_ERROR(HEAP, "%s %zu bytes of the device heap on GPU %d failed: %s", what, len, heap->device,
                   cudaGetErrorString(err));
     return GSHMEMX_ERR_CUDA;
 }
 
-static cudaError_t heap_device_bind(const struct gshmemi_heap *heap)
+/* Makes the heap's GPU current; *caller gets the thread's device to restore (-1: none). */
+static cudaError_t heap_device_bind(const struct gshmemi_heap *heap, int *caller)
 {
-    int current = -1;
-    cudaError_t err = cudaGetDevice(&current);
-    if (err == cudaSuccess && current != heap->device) err = cudaSetDevice(heap->device);
+    cudaError_t err = cudaGetDevice(caller);
+    if (err != cudaSuccess) *caller = -1;
+    if (err == cudaSuccess && *caller != heap->device) err = cudaSetDevice(heap->device);
     return err;
 }
 
 int gshmemi_heap_device_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len)
 {
-    cudaError_t err = heap_device_bind(heap);
+    int caller;
+    cudaError_t err = heap_device_bind(heap, &caller);
     if (err == cudaSuccess)
         err = cudaMemsetAsync((char *)heap->base + offset, value, len, (cudaStream_t)heap->stream);
-    return heap_device_run(heap, err, "clearing", len);
+    return heap_device_run(heap, err, caller, "clearing", len);
 }
 
 int gshmemi_heap_device_memcpy(struct gshmemi_heap *heap, size_t dst_offset, size_t src_offset, size_t len)
 {
     char *base = heap->base;
-    cudaError_t err = heap_device_bind(heap);
+    int caller;
+    cudaError_t err = heap_device_bind(heap, &caller);
     if (err == cudaSuccess)
         err = cudaMemcpyAsync(base + dst_offset, base + src_offset, len, cudaMemcpyDeviceToDevice,
                               (cudaStream_t)heap->stream);
-    return heap_device_run(heap, err, "copying", len);
+    return heap_device_run(heap, err, caller, "copying", len);
 }
 #else
 int gshmemi_heap_device_can_reach(const struct gshmemi_heap *heap, const unsigned char uuid[16], char *why,

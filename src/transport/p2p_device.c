@@ -27,12 +27,17 @@ struct p2p_device_ctx {
 };
 
 /* The context, with its GPU made current: the caller may be a thread gshmem has not
- * seen, which starts on GPU 0, where the stream and the kernels would not work. */
+ * seen, which starts on GPU 0, where the stream and the kernels would not work. The
+ * thread's own device comes back in p2p_device_finish, which every op ends with. */
+static _Thread_local int p2p_caller_device = -1;
+
 static struct p2p_device_ctx *p2p_device(struct gshmemi_transport *tp)
 {
     struct p2p_device_ctx *ctx = gshmemi_p2p_of(tp)->device_ctx;
     int current = -1;
-    if (cudaGetDevice(&current) == cudaSuccess && current != ctx->device) cudaSetDevice(ctx->device);
+    if (p2p_caller_device < 0 && cudaGetDevice(&current) == cudaSuccess && current != ctx->device &&
+        cudaSetDevice(ctx->device) == cudaSuccess)
+        p2p_caller_device = current;
     return ctx;
 }
 
@@ -40,6 +45,10 @@ static struct p2p_device_ctx *p2p_device(struct gshmemi_transport *tp)
 static int p2p_device_finish(struct gshmemi_transport *tp, cudaError_t err, const char *what, int pe)
 {
     if (err == cudaSuccess) err = cudaStreamSynchronize(p2p_device(tp)->stream);
+    if (p2p_caller_device >= 0) {
+        cudaSetDevice(p2p_caller_device);
+        p2p_caller_device = -1;
+    }
     if (err == cudaSuccess) return 0;
     GSHMEMI_ERROR(TRANSPORT, "p2p (device heap): %s with PE %d failed: %s", what, pe, cudaGetErrorString(err));
     return GSHMEMX_ERR_CUDA;

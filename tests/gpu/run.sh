@@ -48,29 +48,6 @@ mkdir -p "$logs"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 
 sanitizer=
-# run_refused LABEL NPES TEXT [VAR=VALUE ...] -- COMMAND...: the job must fail quickly
-# (not time out) and its output must contain TEXT.
-run_refused() {
-  local label=$1 npes=$2 text=$3
-  shift 3
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
-  env "${envs[@]}" timeout -k 15 $((limit + 30)) "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
-  rc=$?
-  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$text" "$log"; then
-    pass=$((pass + 1))
-    printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
-  else
-    fail=$((fail + 1))
-    failed+=("$label")
-    printf 'FAIL  %-44s %4d s  (exit %d; expected a failure saying "%s"; log %s)\n' "$label" $((SECONDS - start)) \
-      "$rc" "$text" "$log"
-    tail -n 20 "$log" | sed 's/^/      /'
-  fi
-}
-
 if [ "$sanitize" -eq 1 ]; then
   for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
     /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
@@ -149,29 +126,6 @@ run_one() {
       tries=$((tries + 1))
       [ "$tries" -lt 5 ] || { echo "run.sh: cannot restart MPS after a failure; the tests after it run without it" >&2; break; }
     done
-  fi
-}
-
-# run_refused LABEL NPES TEXT [VAR=VALUE ...] -- COMMAND...: the job must fail quickly
-# (not time out) and its output must contain TEXT.
-run_refused() {
-  local label=$1 npes=$2 text=$3
-  shift 3
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
-  env "${envs[@]}" timeout -k 15 $((limit + 30)) "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
-  rc=$?
-  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$text" "$log"; then
-    pass=$((pass + 1))
-    printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
-  else
-    fail=$((fail + 1))
-    failed+=("$label")
-    printf 'FAIL  %-44s %4d s  (exit %d; expected a failure saying "%s"; log %s)\n' "$label" $((SECONDS - start)) \
-      "$rc" "$text" "$log"
-    tail -n 20 "$log" | sed 's/^/      /'
   fi
 }
 

@@ -17,12 +17,16 @@ cmake -S "$src" -B "$scratch/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$scratch/cmake-build" >/dev/null
 # 2. pkg-config.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
-# The .pc file's Libs carry the rpath: the program runs without LD_LIBRARY_PATH.
-cc -std=c11 -Wall -Wextra -Werror "$src/consumer.c" $(pkg-config --cflags --libs gshmem) -o "$scratch/consumer-pc"
+# As the README writes it: the rpath from the .pc file's libdir (Libs has none: nvcc
+# users take the same flags and nvcc refuses -Wl,...).
+cc -std=c11 -Wall -Wextra -Werror "$src/consumer.c" $(pkg-config --cflags --libs gshmem) \
+   -Wl,-rpath,"$(pkg-config --variable=libdir gshmem)" -o "$scratch/consumer-pc"
 # 3. By hand with nvcc, as the README shows it.
 if command -v nvcc >/dev/null && [ -e "$libdir/libgshmem_device.a" ]; then
   P=$prefix
-  nvcc -arch=sm_90 -rdc=true "$src/consumer_device.cu" -I"$P/include" -L"$libdir" -lgshmem_device -lgshmem \
+  # the first architecture the device library was built for (gshmemConfig.cmake says)
+  arch=$(sed -n 's/.*set(GSHMEM_CUDA_ARCHITECTURES "\([0-9]*\).*/\1/p' "$libdir/cmake/gshmem/gshmemConfig.cmake")
+  nvcc -arch=sm_${arch:-90} -rdc=true "$src/consumer_device.cu" -I"$P/include" -L"$libdir" -lgshmem_device -lgshmem \
        -Xlinker -rpath,"$libdir" -o "$scratch/consumer-device-nvcc"
   out=$(env -u LD_LIBRARY_PATH "$prefix/bin/gshmemrun" -n 2 "$scratch/consumer-device-nvcc")
   grep -q "consumer-device" <<<"$out" || { echo "install_consumer: consumer-device-nvcc printed nothing" >&2; exit 1; }

@@ -4,18 +4,41 @@
  * where the bootstrap takes a PE twice (PMIx, one PE alone); under gshmemrun init
  * refuses the second start and says why (mp_reinit_gshmemrun_refused).
  *
- * usage: mp_reinit [rounds]
+ * At the end a forked child exits through exit(): it must not hang in what gshmem
+ * left for the process's exit (the PMIx client's end, which has no progress thread in
+ * the child).
+ *
+ * With "uid", a single PE starts each round with a fresh unique ID
+ * (gshmemx_init_attr): a new root each time, so re-init works there too.
+ *
+ * usage: mp_reinit [rounds [uid]]
  */
+#define _POSIX_C_SOURCE 200809L
 #include "mp_check.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #define N 257
 
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
+    int uid = argc > 2 && strcmp(argv[2], "uid") == 0;
     for (int round = 0; round < rounds; round++) {
         CHECK(!gshmem_query_initialized(), "round %d: initialized before init", round);
-        gshmem_init();
+        if (uid) {
+            gshmemx_uniqueid_t id;
+            gshmemx_init_attr_t attr;
+            CHECK(gshmemx_get_uniqueid(&id) == 0, "round %d: gshmemx_get_uniqueid failed", round);
+            CHECK(gshmemx_set_attr_uniqueid_args(0, 1, &id, &attr) == 0, "round %d: set_attr failed", round);
+            int rc = gshmemx_init_attr(GSHMEMX_INIT_WITH_UNIQUEID, &attr);
+            CHECK(rc == 0, "round %d: gshmemx_init_attr with a fresh unique ID returned %d", round, rc);
+        } else {
+            gshmem_init();
+        }
         int me = gshmem_my_pe(), npes = gshmem_n_pes();
         int to = (me + 1) % npes, from = (me + npes - 1) % npes;
         /* A different size each round, so the allocator's state from the last one shows. */
@@ -40,5 +63,18 @@ int main(int argc, char **argv)
         gshmem_finalize();
         CHECK(!gshmem_query_initialized(), "round %d: initialized after finalize", round);
     }
+    pid_t child = fork();
+    CHECK(child >= 0, "fork failed");
+    if (child == 0) exit(0); /* runs the atexit handlers */
+    int status = 0;
+    for (int waited_ms = 0; waitpid(child, &status, WNOHANG) == 0; waited_ms += 10) {
+        if (waited_ms >= 10000) {
+            kill(child, SIGKILL);
+            fprintf(stderr, "mp_reinit: a forked child hung in exit() for 10 s\n");
+            return 1;
+        }
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child ended with status %#x", status);
     return 0;
 }
