@@ -113,7 +113,12 @@ __device__ __forceinline__ unsigned long long load_acquire(const volatile unsign
  * of the same word (poll_acquired). An acquire load on sm_90 is a strong load followed by
  * an invalidation of the SM's L1 (CCTL.IVALL): inside the poll it was paid on every
  * turn. The acquire load reads the polled value or a later one of the same word, so it
- * synchronizes with the release that wrote it (or a later one of its release sequence). */
+ * synchronizes with the release that wrote what it reads: the polled writer's, when
+ * that is the polled value or a read-modify-write of its release sequence (signal ADDs,
+ * barrier counters). When another writer's plain store (a SET) lands between the poll
+ * and the acquire, the PTX model promises synchronization with that store only; on
+ * sm_90 the polled writer's data reached L2 before its flag and the acquire invalidates
+ * L1, so it is seen (a fence.acq_rel.sys after the poll would be the strict form). */
 __device__ __forceinline__ unsigned short load_relaxed(const volatile unsigned short *p)
 {
     unsigned short v;
