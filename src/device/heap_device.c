@@ -14,6 +14,7 @@
 #include <string.h>
 
 #ifdef GSHMEM_HAVE_CUDA
+#include "device/cuda_bind.h"
 #include "device/cuda_driver.h"
 
 #include <cuda_runtime_api.h>
@@ -205,19 +206,10 @@ static int heap_device_run(struct gshmemi_heap *heap, cudaError_t err, int calle
     return GSHMEMX_ERR_CUDA;
 }
 
-/* Makes the heap's GPU current; *caller gets the thread's device to restore (-1: none). */
-static cudaError_t heap_device_bind(const struct gshmemi_heap *heap, int *caller)
-{
-    cudaError_t err = cudaGetDevice(caller);
-    if (err != cudaSuccess) *caller = -1;
-    if (err == cudaSuccess && *caller != heap->device) err = cudaSetDevice(heap->device);
-    return err;
-}
-
 int gshmemi_heap_device_memset(struct gshmemi_heap *heap, size_t offset, int value, size_t len)
 {
     int caller;
-    cudaError_t err = heap_device_bind(heap, &caller);
+    cudaError_t err = gshmemi_cuda_bind(heap->device, &caller);
     if (err == cudaSuccess)
         err = cudaMemsetAsync((char *)heap->base + offset, value, len, (cudaStream_t)heap->stream);
     return heap_device_run(heap, err, caller, "clearing", len);
@@ -227,7 +219,7 @@ int gshmemi_heap_device_memcpy(struct gshmemi_heap *heap, size_t dst_offset, siz
 {
     char *base = heap->base;
     int caller;
-    cudaError_t err = heap_device_bind(heap, &caller);
+    cudaError_t err = gshmemi_cuda_bind(heap->device, &caller);
     if (err == cudaSuccess)
         err = cudaMemcpyAsync(base + dst_offset, base + src_offset, len, cudaMemcpyDeviceToDevice,
                               (cudaStream_t)heap->stream);

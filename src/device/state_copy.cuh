@@ -12,12 +12,12 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda_bind.h"
+
 static inline cudaError_t gshmemi_state_copy(int device, const void *state, size_t size)
 {
-    int current = -1;
-    cudaError_t err = device >= 0 ? cudaGetDevice(&current) : cudaSuccess;
     /* Kernels this thread launches afterwards go to the PE's GPU too. */
-    if (err == cudaSuccess && device >= 0 && current != device) err = cudaSetDevice(device);
+    cudaError_t err = device >= 0 ? gshmemi_cuda_bind(device, NULL) : cudaSuccess;
     cudaStream_t stream = NULL;
     if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (err == cudaSuccess) err = cudaMemcpyToSymbolAsync(gshmemi_dstate, state, size, 0, cudaMemcpyHostToDevice, stream);

@@ -178,14 +178,6 @@ size_t reduce_elem_size(int type)
     return type >= 0 && type < (int)sizeof(sizes) ? sizes[type] : 1;
 }
 
-/* Makes device current for this runtime instance and thread (cheap when it is). */
-cudaError_t coll_bind(int device)
-{
-    int current = -1;
-    cudaError_t err = cudaGetDevice(&current);
-    if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
-    return err;
-}
 
 /* One block for small work, else a block per COLL_BYTES_PER_BLOCK up to full occupancy. */
 unsigned coll_blocks(const coll_args &a, int device)
@@ -245,7 +237,7 @@ __global__ void proxy_rma_kernel(gshmemi_stream_proxy_args a)
 
 extern "C" int gshmemi_stream_proxy(int device, const struct gshmemi_stream_proxy_args *args, struct CUstream_st *stream)
 {
-    cudaError_t err = coll_bind(device);
+    cudaError_t err = gshmemi_cuda_bind(device, NULL);
     if (err != cudaSuccess) return (int)err;
     proxy_rma_kernel<<<1, 1, 0, stream>>>(*args);
     return (int)cudaGetLastError();
@@ -253,7 +245,7 @@ extern "C" int gshmemi_stream_proxy(int device, const struct gshmemi_stream_prox
 
 extern "C" int gshmemi_stream_coll(int device, const struct gshmemi_stream_coll_args *args, struct CUstream_st *stream)
 {
-    cudaError_t err = coll_bind(device);
+    cudaError_t err = gshmemi_cuda_bind(device, NULL);
     if (err != cudaSuccess) return (int)err;
     coll_args a = *args;
     bool bystander = a.kind == GSHMEMI_STREAM_COLL_BROADCAST && a.my_index != a.root;

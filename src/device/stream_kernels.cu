@@ -1,6 +1,8 @@
 /* Kernels and launchers for the stream-ordered host API (gshmemx_*_on_stream). */
 #include "device/stream_kernels.h"
 
+#include "device/cuda_bind.h"
+
 #include <gshmem/types.h>
 
 #include <cuda/atomic>
@@ -101,28 +103,19 @@ __global__ void stream_barrier_kernel(gshmemi_stream_barrier_args args)
     }
 }
 
-/* Makes device current for this runtime instance and thread (the caller may be a
- * thread libgshmem has not seen); cheap when it already is. */
-cudaError_t stream_bind(int device)
-{
-    int current = -1;
-    cudaError_t err = cudaGetDevice(&current);
-    if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
-    return err;
-}
 
 } /* namespace */
 
 extern "C" int gshmemi_stream_copy(int device, void *dst, const void *src, size_t len, struct CUstream_st *stream)
 {
-    cudaError_t err = stream_bind(device);
+    cudaError_t err = gshmemi_cuda_bind(device, NULL);
     if (err == cudaSuccess) err = cudaMemcpyAsync(dst, src, len, cudaMemcpyDefault, stream);
     return (int)err;
 }
 
 extern "C" int gshmemi_stream_signal(int device, uint64_t *sig, uint64_t value, int op, struct CUstream_st *stream)
 {
-    cudaError_t err = stream_bind(device);
+    cudaError_t err = gshmemi_cuda_bind(device, NULL);
     if (err != cudaSuccess) return (int)err;
     stream_signal_kernel<<<1, 1, 0, stream>>>((word_t *)sig, value, op);
     return (int)cudaGetLastError();
@@ -131,7 +124,7 @@ extern "C" int gshmemi_stream_signal(int device, uint64_t *sig, uint64_t value, 
 extern "C" int gshmemi_stream_wait(int device, const uint64_t *sig, int cmp, uint64_t value, uint64_t timeout_ns,
                                    int my_pe, struct CUstream_st *stream)
 {
-    cudaError_t err = stream_bind(device);
+    cudaError_t err = gshmemi_cuda_bind(device, NULL);
     if (err != cudaSuccess) return (int)err;
     stream_wait_kernel<<<1, 1, 0, stream>>>((word_t *)sig, cmp, value, timeout_ns, my_pe);
     return (int)cudaGetLastError();
@@ -139,7 +132,7 @@ extern "C" int gshmemi_stream_wait(int device, const uint64_t *sig, int cmp, uin
 
 extern "C" int gshmemi_stream_quiet(int device, struct CUstream_st *stream)
 {
-    cudaError_t err = stream_bind(device);
+    cudaError_t err = gshmemi_cuda_bind(device, NULL);
     if (err != cudaSuccess) return (int)err;
     stream_quiet_kernel<<<1, 1, 0, stream>>>();
     return (int)cudaGetLastError();
@@ -148,7 +141,7 @@ extern "C" int gshmemi_stream_quiet(int device, struct CUstream_st *stream)
 extern "C" int gshmemi_stream_barrier(int device, const struct gshmemi_stream_barrier_args *args,
                                       struct CUstream_st *stream)
 {
-    cudaError_t err = stream_bind(device);
+    cudaError_t err = gshmemi_cuda_bind(device, NULL);
     if (err != cudaSuccess) return (int)err;
     stream_barrier_kernel<<<1, 1, 0, stream>>>(*args);
     return (int)cudaGetLastError();

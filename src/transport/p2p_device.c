@@ -14,6 +14,7 @@
 #include <gshmem/status.h>
 
 #ifdef GSHMEM_HAVE_CUDA
+#include "device/cuda_bind.h"
 #include "device/host_kernels.h"
 #include "transport/transport_stubs.h"
 
@@ -34,10 +35,9 @@ static _Thread_local int p2p_caller_device = -1;
 static struct p2p_device_ctx *p2p_device(struct gshmemi_transport *tp)
 {
     struct p2p_device_ctx *ctx = gshmemi_p2p_of(tp)->device_ctx;
-    int current = -1;
-    if (p2p_caller_device < 0 && cudaGetDevice(&current) == cudaSuccess && current != ctx->device &&
-        cudaSetDevice(ctx->device) == cudaSuccess)
-        p2p_caller_device = current;
+    int previous;
+    if (p2p_caller_device < 0 && gshmemi_cuda_bind(ctx->device, &previous) == cudaSuccess && previous != ctx->device)
+        p2p_caller_device = previous;
     return ctx;
 }
 
