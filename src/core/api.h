@@ -69,9 +69,9 @@ void gshmemi_progress_wait(struct gshmemi_state *st, int (*done)(void *arg), voi
 
 /* Stream-ordered calls (stream.c, CUDA builds): the state, after checking that the heap
  * is the device heap (else the job ends with a message naming fn); GSHMEM_TIMEOUT for
- * waits inside stream kernels (0: none). */
+ * waits in kernels, stream kernels and device-API waits alike (0: none). */
 struct gshmemi_state *gshmemi_stream_state(const char *fn);
-uint64_t gshmemi_stream_timeout_ns(const struct gshmemi_state *st);
+uint64_t gshmemi_device_timeout_ns(const struct gshmemi_state *st);
 
 /* Synchronization (sync.c). */
 void gshmemi_sync_quiet(struct gshmemi_state *st, const char *fn);

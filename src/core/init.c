@@ -53,6 +53,7 @@ static void init_claim_ending(void)
 _Noreturn void gshmemi_fatal(struct gshmemi_state *st, int status)
 {
     init_claim_ending();
+    gshmemi_device_wait_report_print();
     GSHMEMI_TRACE(INIT, "ending the job after a fatal error: %s", gshmemx_strerror(status));
     if (status == GSHMEMX_ERR_PEER_LOST) status = fatal_peer_lost(st);
     fflush(NULL);
@@ -426,6 +427,7 @@ void gshmem_finalize(void)
         pthread_mutex_unlock(&init_lock);
         return;
     }
+    gshmemi_device_wait_report_print(); /* a kernel's wait timed out: say so before a CUDA call fails */
     gshmemi_sync_quiet(st, __func__);
     gshmemi_sync_barrier(st, __func__);
     st->initialized = 0;
@@ -441,6 +443,7 @@ void gshmem_global_exit(int status)
 {
     struct gshmemi_state *st = &gshmemi_state;
     init_claim_ending();
+    gshmemi_device_wait_report_print();
     fflush(NULL);
     gshmemi_sync_flush(st); /* puts tcp still holds leave before our sockets close */
     if (st->boot.ops) st->boot.ops->abort(&st->boot, status);

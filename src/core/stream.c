@@ -72,7 +72,7 @@ static size_t stream_sig_offset(struct gshmemi_state *st, const char *fn, const 
     gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
 }
 
-uint64_t gshmemi_stream_timeout_ns(const struct gshmemi_state *st)
+uint64_t gshmemi_device_timeout_ns(const struct gshmemi_state *st)
 {
     return st->env.timeout > 0 ? (uint64_t)(st->env.timeout * 1e9) : 0;
 }
@@ -164,7 +164,7 @@ void gshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t c
         gshmemi_fatal(st, GSHMEMX_ERR_INVALID_ARG);
     }
     stream_sig_offset(st, __func__, sig_addr, st->my_pe);
-    int err = gshmemi_stream_wait(st->device, sig_addr, cmp, cmp_value, gshmemi_stream_timeout_ns(st), st->my_pe,
+    int err = gshmemi_stream_wait(st->device, sig_addr, cmp, cmp_value, gshmemi_device_timeout_ns(st), st->my_pe,
                                   stream);
     stream_check(st, __func__, err, st->my_pe);
 }
@@ -186,14 +186,13 @@ static void stream_barrier(const char *fn, int complete, struct CUstream_st *str
 {
     struct gshmemi_state *st = gshmemi_stream_state(fn);
     if (st->proxy) { /* some PE is a PROXY peer: the world team's barrier, which reaches it through the ring */
-        struct gshmemi_stream_coll_args a = {.timeout_ns = gshmemi_stream_timeout_ns(st),
-                                             .kind = complete ? GSHMEMI_STREAM_COLL_BARRIER : GSHMEMI_STREAM_COLL_SYNC,
+        struct gshmemi_stream_coll_args a = {.kind = complete ? GSHMEMI_STREAM_COLL_BARRIER : GSHMEMI_STREAM_COLL_SYNC,
                                              .team = GSHMEM_TEAM_WORLD, .team_size = st->n_pes,
                                              .my_index = st->my_pe, .my_pe = st->my_pe};
         stream_check(st, fn, gshmemi_stream_coll(st->device, &a, stream), st->my_pe);
         return;
     }
-    struct gshmemi_stream_barrier_args args = {.timeout_ns = gshmemi_stream_timeout_ns(st), .my_pe = st->my_pe,
+    struct gshmemi_stream_barrier_args args = {.timeout_ns = gshmemi_device_timeout_ns(st), .my_pe = st->my_pe,
                                                .complete = complete};
     args.mine = (uint64_t)(uintptr_t)st->heap.base;
     for (int dist = 1; dist < st->n_pes; dist <<= 1, args.rounds++) {

@@ -29,7 +29,6 @@ static struct gshmemi_stream_coll_args coll_args(struct gshmemi_state *st, const
                                                  gshmem_team_t team, int kind)
 {
     return (struct gshmemi_stream_coll_args){
-        .timeout_ns = gshmemi_stream_timeout_ns(st),
         .kind = kind, .team = team, .team_size = t->size, .my_index = t->my_index, .my_pe = st->my_pe,
         .proxied = team_proxied(st, t)};
 }

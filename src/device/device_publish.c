@@ -3,6 +3,7 @@
 
 #include "core/state.h"
 #include "core/log.h"
+#include "core/api.h"
 #include "core/proxy.h"
 
 #include <gshmem/impl/device_state.h>
@@ -15,6 +16,8 @@
 #define PUBLISH_ERROR_TEXT(err) "no CUDA in this build"
 #endif
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +30,104 @@ static struct {
     const struct gshmemi_device_state *current; /* set while initialized */
     int device;
 } publish = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, NULL, -1};
+
+#ifdef GSHMEM_HAVE_CUDA
+/* The report a device wait leaves when it runs out of GSHMEM_TIMEOUT (struct
+ * gshmemi_wait_report): pinned host memory, mapped for the GPU, one per process and
+ * never freed, so that it can still be read after the kernel's trap has ended the CUDA
+ * context. printed: the report has been printed (it is printed once). */
+static struct {
+    volatile struct gshmemi_wait_report *rec;
+    uint64_t dev;
+    int pe;
+    double timeout;
+    uint64_t heap_base;
+    atomic_int printed;
+} wait_report;
+
+static void wait_report_atexit(void)
+{
+    gshmemi_device_wait_report_print();
+}
+
+/* The report's device address (0 when no pinned memory could be had: such a wait then
+ * only traps, and init says so). */
+static uint64_t wait_report_setup(const struct gshmemi_state *st)
+{
+    if (!wait_report.rec) {
+        void *h = NULL, *d = NULL;
+        cudaError_t err = cudaHostAlloc(&h, sizeof(struct gshmemi_wait_report),
+                                        cudaHostAllocMapped | cudaHostAllocPortable);
+        if (err == cudaSuccess) err = cudaHostGetDevicePointer(&d, h, 0);
+        if (err != cudaSuccess) {
+            GSHMEMI_WARN(CUDA, "no pinned memory for the report of a device wait that runs out of GSHMEM_TIMEOUT "
+                               "(%s): such a wait ends its kernel without saying why",
+                         cudaGetErrorString(err));
+            if (h) cudaFreeHost(h);
+            return 0;
+        }
+        memset(h, 0, sizeof(struct gshmemi_wait_report));
+        wait_report.rec = h;
+        wait_report.dev = (uint64_t)(uintptr_t)d;
+        atexit(wait_report_atexit);
+    }
+    wait_report.pe = st->my_pe;
+    wait_report.timeout = st->env.timeout;
+    wait_report.heap_base = (uint64_t)(uintptr_t)st->heap.base;
+    return wait_report.dev;
+}
+
+static const char *cmp_name(int cmp)
+{
+    static const char *const names[] = {"==", "!=", ">", ">=", "<", "<="};
+    return cmp >= GSHMEM_CMP_EQ && cmp <= GSHMEM_CMP_LE ? names[cmp - GSHMEM_CMP_EQ] : "?";
+}
+
+void gshmemi_device_wait_report_print(void)
+{
+    volatile struct gshmemi_wait_report *r = wait_report.rec;
+    if (!r || r->state != 2 || atomic_exchange(&wait_report.printed, 1)) return;
+    char head[128], what[64];
+    snprintf(head, sizeof(head), "gshmem: PE %d: device", wait_report.pe);
+    const char *tail = "timed out after";
+    unsigned long long off = (unsigned long long)(r->addr - wait_report.heap_base);
+    char value[32], target[32];
+    if (r->is_signed) {
+        snprintf(value, sizeof(value), "%lld", (long long)r->value);
+        snprintf(target, sizeof(target), "%lld", (long long)r->target);
+    } else {
+        snprintf(value, sizeof(value), "%llu", (unsigned long long)r->value);
+        snprintf(target, sizeof(target), "%llu", (unsigned long long)r->target);
+    }
+    if (r->kind == GSHMEMI_WAIT_BARRIER) {
+        if (r->team < 0)
+            snprintf(what, sizeof(what), "barrier %llu of all PEs", (unsigned long long)r->epoch);
+        else
+            snprintf(what, sizeof(what), "team %d barrier %llu", r->team, (unsigned long long)r->epoch);
+        fprintf(stderr, "%s %s %s %.3f s (GSHMEM_TIMEOUT) in round %d of %d, waiting for PE %d to arrive\n", head,
+                what, tail, wait_report.timeout, r->round + 1, r->rounds, r->from_pe);
+    } else if (r->kind == GSHMEMI_WAIT_IVARS && r->count > 0) {
+        static const char *const modes[] = {"all", "any", "some"};
+        snprintf(what, sizeof(what), "wait_until_%s%s", modes[r->mode >= 0 && r->mode <= 2 ? r->mode : 0],
+                 r->vector ? "_vector" : "");
+        fprintf(stderr, "%s %s %s %.3f s (GSHMEM_TIMEOUT): ivar %llu of %llu at %p (heap offset %llu) holds %s, "
+                        "waited for %s %s\n",
+                head, what, tail, wait_report.timeout, (unsigned long long)r->ivar, (unsigned long long)r->count,
+                (void *)(uintptr_t)r->addr, off, value, cmp_name(r->cmp), target);
+    } else {
+        fprintf(stderr, "%s %s %s %.3f s (GSHMEM_TIMEOUT): the word at %p (heap offset %llu) holds %s, waited for "
+                        "%s %s\n",
+                head, r->kind == GSHMEMI_WAIT_SIGNAL ? "signal_wait_until" : "wait_until", tail, wait_report.timeout,
+                (void *)(uintptr_t)r->addr, off, value, cmp_name(r->cmp), target);
+    }
+    fprintf(stderr, "gshmem: PE %d: the waiting thread ended its kernel (a trap): the CUDA context is lost, and the "
+                    "next CUDA call reports an error\n",
+            wait_report.pe);
+    fflush(stderr);
+}
+#else
+void gshmemi_device_wait_report_print(void) {}
+#endif
 
 static int publish_one(gshmemi_device_sync_fn fn, int device, const struct gshmemi_device_state *state)
 {
@@ -110,6 +211,10 @@ int gshmemi_device_state_publish(struct gshmemi_state *st)
     ds->n_pes = st->n_pes;
     ds->heap_base = (uint64_t)(uintptr_t)st->heap.base;
     ds->heap_size = st->heap.size;
+#ifdef GSHMEM_HAVE_CUDA /* without CUDA there is no device heap, and this is not reached */
+    ds->wait_timeout_ns = gshmemi_device_timeout_ns(st);
+    ds->wait_report = wait_report_setup(st);
+#endif
     for (int pe = 0; pe < st->n_pes; pe++) {
         struct gshmemi_transport *tp = st->transport_of_pe[pe];
         ds->peer_base[pe] = (uint64_t)(uintptr_t)tp->ops->ptr(tp, pe, 0);

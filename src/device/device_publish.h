@@ -24,4 +24,8 @@ void gshmemi_device_state_fini(struct gshmemi_state *st);
  * syncs every registered image (nothing without a device heap). */
 int gshmemi_device_state_teams(struct gshmemi_state *st);
 
+/* Prints the report of a device wait that ran out of GSHMEM_TIMEOUT, if one was left
+ * (once; also at exit): gshmem_finalize, gshmem_global_exit and fatal errors call it. */
+void gshmemi_device_wait_report_print(void);
+
 #endif

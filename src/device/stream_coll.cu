@@ -52,7 +52,7 @@ __device__ void coll_entry(const coll_args &a, const team_view &t)
     if (a.kind == GSHMEMI_STREAM_COLL_COLLECT)
         *(volatile uint64_t *)&gshmemi::team_words(a.team)->published = a.nelems;
     if (a.kind == GSHMEMI_STREAM_COLL_BARRIER) gshmemi::quiet();
-    gshmemi::team_barrier(a.team, t, a.timeout_ns);
+    gshmemi::team_barrier(a.team, t);
 }
 
 /* Team sync and barrier; also the entry of a multi-block launch. Blocks spinning on an
@@ -79,7 +79,7 @@ __device__ __forceinline__ void coll_leave(const coll_args &a, const team_view &
      * GPU the barrier's GPU-scope release is cumulative over them (the block barrier and
      * the count above order every block's stores before it). */
     if (!gshmemi::team_on_one_gpu(t) || gshmemi::team_has_proxy(t)) gshmemi::quiet();
-    gshmemi::team_barrier(a.team, t, a.timeout_ns);
+    gshmemi::team_barrier(a.team, t);
 }
 
 __device__ __forceinline__ void coll_begin(const coll_args &a, const team_view &t, int entry)

@@ -56,7 +56,6 @@ struct gshmemi_stream_coll_args {
     uint64_t dest;       /* this PE's dest and source (device heap addresses) */
     uint64_t source;
     uint64_t nelems;     /* bytes per member's block; reductions: elements */
-    uint64_t timeout_ns; /* barrier waits trap after this (0: never) */
     int32_t kind;        /* enum gshmemi_stream_coll_kind */
     int32_t team;
     int32_t team_size;   /* host copies of the team, to shape the launch */

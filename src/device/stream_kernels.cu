@@ -3,6 +3,7 @@
 
 #include "device/cuda_bind.h"
 
+#include <gshmem/impl/device_compare.cuh>
 #include <gshmem/types.h>
 
 #include <cuda/atomic>
@@ -19,18 +20,6 @@ __device__ __forceinline__ uint64_t stream_now_ns()
     uint64_t t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
-}
-
-__device__ __forceinline__ bool stream_compare(word_t value, int cmp, word_t target)
-{
-    switch (cmp) {
-    case GSHMEM_CMP_EQ: return value == target;
-    case GSHMEM_CMP_NE: return value != target;
-    case GSHMEM_CMP_GT: return value > target;
-    case GSHMEM_CMP_GE: return value >= target;
-    case GSHMEM_CMP_LT: return value < target;
-    default: return value <= target;
-    }
 }
 
 /* Deadline bookkeeping for spin loops: the clock is read every 1024 polls. */
@@ -63,7 +52,7 @@ __global__ void stream_wait_kernel(word_t *sig, int cmp, word_t value, uint64_t 
     sys_word ref(*sig);
     stream_deadline deadline(timeout_ns);
     word_t seen;
-    while (!stream_compare(seen = ref.load(cuda::memory_order_relaxed), cmp, value)) {
+    while (!gshmemi::compare<word_t>(seen = ref.load(cuda::memory_order_relaxed), cmp, value)) {
         if (deadline.passed()) {
             printf("gshmem: PE %d: gshmemx_signal_wait_until_on_stream timed out after %.3f s (GSHMEM_TIMEOUT) "
                    "waiting for the signal at %p to satisfy cmp=%d against %llu (it holds %llu)\n",

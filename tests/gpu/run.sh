@@ -6,7 +6,8 @@
 # usage: tests/gpu/run.sh [--sanitize] BUILD_DIR [TEST ...]
 #   TEST ...     names under BUILD_DIR/bin/gpu (default: every gpu_* there); with
 #                gpu_smoke among them, also a job whose PE 1 has a host heap, which
-#                init must refuse
+#                init must refuse; with gpu_wait, also three jobs whose device wait
+#                nobody satisfies (expect_timeout), which must end after GSHMEM_TIMEOUT
 #   --sanitize   instead: 2 PEs on one GPU, each PE under compute-sanitizer, once with
 #                --tool memcheck and once with --tool racecheck, over a few small tests
 #                (default: gpu_smoke gpu_sync); any report fails the run.
@@ -59,21 +60,27 @@ fi
 mps_dir=$(mktemp -d /tmp/gshmem-mps.XXXXXX)
 export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-stop_mps() {
-  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
-  sleep 1
-  # Every client's exit, a plain CUDA program's too, logs "Server failed to recevie
-  # command with status 806, assuming client ... exit" (driver 580, checked on the
-  # H200): not an error. Anything else with error/fail in it is reported.
+# Reports what the MPS server logged as an error since the last check. Every client's
+# exit, a plain CUDA program's too, logs "Server failed to recevie command with status
+# 806, assuming client ... exit" (driver 580, checked on the H200): not an error.
+mps_logs=0
+check_mps_log() {
   local bad=''
   [ -s "$CUDA_MPS_LOG_DIRECTORY/server.log" ] &&
     bad=$(grep -i 'error\|fail' "$CUDA_MPS_LOG_DIRECTORY/server.log" |
       grep -v 'failed to rec[a-z]* command with status 806, assuming client')
   if [ -n "$bad" ]; then
-    cp "$CUDA_MPS_LOG_DIRECTORY/server.log" "$logs/mps-server.log" 2>/dev/null
-    echo "run.sh: the MPS server logged errors: $logs/mps-server.log"
+    mps_logs=$((mps_logs + 1))
+    cp "$CUDA_MPS_LOG_DIRECTORY/server.log" "$logs/mps-server-$mps_logs.log" 2>/dev/null
+    echo "run.sh: the MPS server logged errors: $logs/mps-server-$mps_logs.log"
     printf '%s\n' "$bad" | head -n 3 | sed 's/^/  /'
   fi
+  rm -f "$CUDA_MPS_LOG_DIRECTORY/server.log"
+}
+stop_mps() {
+  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+  sleep 1
+  check_mps_log
   rm -rf "$mps_dir"
 }
 trap stop_mps EXIT
@@ -81,8 +88,26 @@ nvidia-cuda-mps-control -d || { echo "run.sh: cannot start MPS" >&2; exit 1; }
 
 pass=0 fail=0 failed=()
 t_all=$SECONDS
+# A PE killed mid-kernel, or a kernel that trapped, leaves the MPS server handling a
+# fatal error for a while, and the next test's init would then fail with "device
+# busy": a fresh server. restart_mps forget: the errors the server logged were
+# provoked by the test (a device wait's timeout traps on purpose); otherwise they are
+# reported.
+restart_mps() {
+  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+  sleep 1
+  if [ "${1:-}" = forget ]; then rm -f "$CUDA_MPS_LOG_DIRECTORY/server.log"; else check_mps_log; fi
+  local tries=0
+  until sleep 1 && nvidia-cuda-mps-control -d; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 5 ] || { echo "run.sh: cannot restart MPS after a failure; the tests after it run without it" >&2; break; }
+  done
+}
+
 # run_one LABEL NPES [VAR=VALUE ...] -- COMMAND...; with refuse=TEXT in its environment
-# the job must instead fail (not time out) and its output contain TEXT.
+# the job must instead fail (not time out) and its output contain TEXT (several texts:
+# separated by ";;", each must be there); with fresh_mps=1 it runs on an MPS server of
+# its own, whose errors are expected (kernels that trap on purpose).
 run_one() {
   local label=$1 npes=$2
   shift 2
@@ -90,24 +115,34 @@ run_one() {
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  local tag=${label// /_}; tag=${tag//=/}; local log="$logs/$tag.log" start=$SECONDS rc
+  local tag=${label// /_}; tag=${tag//=/}; tag=${tag//:/}; local log="$logs/$tag.log" start=$SECONDS rc
+  [ -n "${fresh_mps:-}" ] && restart_mps
   env "${envs[@]}" timeout -k 15 $((limit + 30)) \
     "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
   rc=$?
   local ok=$((rc == 0))
   if [ -n "${refuse:-}" ]; then
     ok=0
-    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -qF "$refuse" "$log" && ok=1
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; then
+      ok=1
+      local rest=$refuse text
+      while [ -n "$rest" ]; do
+        text=${rest%%;;*}
+        [ "$text" = "$rest" ] && rest= || rest=${rest#*;;}
+        grep -qF -- "$text" "$log" || ok=0
+      done
+    fi
   fi
   if [ "$ok" -eq 1 ]; then
     pass=$((pass + 1))
     printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
+    [ -n "${fresh_mps:-}" ] && restart_mps forget
   else
     fail=$((fail + 1))
     failed+=("$label")
     local why="exit $rc"
     [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${limit} s"
-    [ -n "${refuse:-}" ] && why="$why; expected a refusal saying \"$refuse\""
+    [ -n "${refuse:-}" ] && why="$why; expected a failure saying \"${refuse//;;/\" and \"}\""
     # Kept under a name of its own: a later run of the same test (a loop over the suite,
     # as for an intermittent failure) would overwrite $log.
     local kept="$logs/$tag.failed-$(date -u +%Y%m%dT%H%M%S)-$fail.log"
@@ -118,14 +153,7 @@ run_one() {
     grep -a -E 'FAIL PE|expected|timed out|\] ERROR |gshmem: PE [0-9]+: .*(error|fail|refus)' "$log" | head -n 30 |
       sed 's/^/    ! /'
     tail -n 40 "$log" | sed 's/^/      /'
-    # A PE killed mid-kernel leaves the MPS server handling a fatal error for a while,
-    # and the next test's init would then fail with "device busy": a fresh server.
-    echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
-    local tries=0
-    until sleep 2 && nvidia-cuda-mps-control -d; do
-      tries=$((tries + 1))
-      [ "$tries" -lt 5 ] || { echo "run.sh: cannot restart MPS after a failure; the tests after it run without it" >&2; break; }
-    done
+    restart_mps "${fresh_mps:+forget}"
   fi
 }
 
@@ -166,6 +194,21 @@ else
     refuse="PE 0 has a device heap but PE 1 a host heap" run_one "mixed heap kinds n=2" 2 \
       CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 GSHMEM_DEVICE=0 -- \
       sh -c '[ "$GSHMEM_RANK" = 1 ] && export GSHMEM_HEAP=host; exec "$0"' "$build/bin/gpu/gpu_smoke"
+  fi
+  # Device waits nobody satisfies: PE 0's kernel must print what it waited for and trap
+  # after GSHMEM_TIMEOUT (expect_timeout checks when), and the job must end.
+  if [[ " ${tests[*]} " == *" gpu_wait "* ]]; then
+    t_head="timed out after 2.000 s (GSHMEM_TIMEOUT)"
+    for mode in signal wait barrier; do
+      case $mode in
+      signal) what="device signal_wait_until $t_head: the word at" ;;
+      wait) what="device wait_until_all $t_head: ivar 2 of 4 at" ;;
+      barrier) what="of all PEs $t_head in round 1 of 1, waiting for PE 1 to arrive" ;;
+      esac
+      fresh_mps=1 refuse="$what;;expect_timeout $mode: PE 0: the kernel ended" \
+        run_one "wait timeout: $mode n=2" 2 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 GSHMEM_DEVICE=0 GSHMEM_TIMEOUT=2 -- \
+        "$build/bin/gpu/expect_timeout" "$mode"
+    done
   fi
 fi
 echo "gpu tests$([ "$sanitize" -eq 1 ] && echo ' (compute-sanitizer)'): $pass passed, $fail failed" \

@@ -100,28 +100,12 @@ __device__ __forceinline__ gshmemi_team_sync_words *team_words(gshmem_team_t tea
     return &((gshmemi_device_sync_area *)gshmemi_dstate.heap_base)->teams[team];
 }
 
-__device__ __forceinline__ uint64_t global_ns()
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __noinline__ inline void report_team_timeout(int team, unsigned long long epoch, int round, int rounds,
-                                                        int from_pe, uint64_t timeout_ns)
-{
-    printf("gshmem: PE %d: team %d barrier %llu timed out after %.3f s (GSHMEM_TIMEOUT) in round %d of %d, "
-           "waiting for PE %d to arrive\n", gshmemi_dstate.my_pe, team, epoch, (double)timeout_ns * 1e-9, round + 1,
-           rounds, from_pe);
-    __trap();
-}
-
 /* Dissemination barrier over the team by one thread: in round r member i adds 1 to
  * flags[r] of member i + 2^r and waits for its own flags[r] to reach the epoch. The
  * epoch lives in our own words, so device-API and on-stream collectives on a team
- * continue each other's count. timeout_ns 0 waits forever (the device API; the
- * on-stream kernels pass GSHMEM_TIMEOUT). */
-__device__ __forceinline__ void team_barrier(gshmem_team_t team, const team_view &t, uint64_t timeout_ns)
+ * continue each other's count. Past GSHMEM_TIMEOUT it prints who it waited for and
+ * traps. */
+__device__ __forceinline__ void team_barrier(gshmem_team_t team, const team_view &t)
 {
     gshmemi_team_sync_words *mine = team_words(team);
     volatile unsigned long long *epoch_word = (volatile unsigned long long *)&mine->epoch;
@@ -129,15 +113,14 @@ __device__ __forceinline__ void team_barrier(gshmem_team_t team, const team_view
     *epoch_word = epoch; /* volatile: another SM may run this team's next barrier */
     int rounds = 0;
     for (int dist = 1; dist < t.size; dist <<= 1) rounds++;
-    uint64_t deadline = timeout_ns ? global_ns() + timeout_ns : 0;
     for (int dist = 1, round = 0; dist < t.size; dist <<= 1, round++) {
         int to_pe = t.pe((t.me + dist) % t.size);
         barrier_arrive(&mine->flags[round], to_pe);
         const volatile unsigned long long *flag = (const volatile unsigned long long *)&mine->flags[round];
-        for (unsigned polls = 1; load_relaxed(flag) < epoch; polls++)
-            if (deadline && (polls & 1023u) == 0 && global_ns() > deadline)
-                report_team_timeout(team, epoch, round, rounds, t.pe((t.me - dist % t.size + t.size) % t.size),
-                                    timeout_ns);
+        poll_until(flag, [&](unsigned long long x) { return x >= epoch; }, [&]() {
+            wait_barrier_slow(flag, epoch, team, round, rounds, t.pe((t.me - dist % t.size + t.size) % t.size));
+            return epoch;
+        });
         poll_acquired(flag);
     }
 }
@@ -145,13 +128,12 @@ __device__ __forceinline__ void team_barrier(gshmem_team_t team, const team_view
 /* The group meets, its first thread completes the group's puts (complete) and runs
  * the team barrier, and the group leaves together. */
 template <int S>
-__device__ __forceinline__ void team_sync_group(gshmem_team_t team, const team_view &t, bool complete,
-                                                uint64_t timeout_ns)
+__device__ __forceinline__ void team_sync_group(gshmem_team_t team, const team_view &t, bool complete)
 {
     scope_sync<S>();
     if (scope_rank<S>() == 0) {
         if (complete) quiet();
-        team_barrier(team, t, timeout_ns);
+        team_barrier(team, t);
     }
     scope_sync<S>();
 }
@@ -397,7 +379,7 @@ template <int S> __device__ __forceinline__ int team_sync(gshmem_team_t team, bo
 {
     team_view t;
     if (!team_enter<S>(team, &t, fn)) return GSHMEMX_ERR_INVALID_ARG;
-    team_sync_group<S>(team, t, complete, 0);
+    team_sync_group<S>(team, t, complete);
     return 0;
 }
 
@@ -410,12 +392,12 @@ __device__ __forceinline__ int alltoallmem(gshmem_team_t team, void *dest, const
     if (!team_enter<S>(team, &t, fn)) return GSHMEMX_ERR_INVALID_ARG;
     if (nbytes == 0) return 0;
     if (dest == source) {
-        team_sync_group<S>(team, t, false, 0);
+        team_sync_group<S>(team, t, false);
         alltoall_swap(t, (char *)dest, nbytes, scope_rank<S>(), scope_size<S>());
     } else {
         alltoall_push(t, (char *)dest, (const char *)source, nbytes, scope_rank<S>(), scope_size<S>());
     }
-    team_sync_group<S>(team, t, true, 0);
+    team_sync_group<S>(team, t, true);
     return 0;
 }
 
@@ -428,7 +410,7 @@ __device__ __forceinline__ int fcollectmem(gshmem_team_t team, void *dest, const
     if (nbytes == 0) return 0;
     push_all(t, (char *)dest + (size_t)t.me * nbytes, (const char *)source, nbytes, scope_rank<S>(),
              scope_size<S>());
-    team_sync_group<S>(team, t, true, 0);
+    team_sync_group<S>(team, t, true);
     return 0;
 }
 
@@ -447,7 +429,7 @@ __device__ __forceinline__ int broadcastmem(gshmem_team_t team, void *dest, cons
     }
     if (nbytes == 0) return 0;
     if (t.me == root) push_all(t, (char *)dest, (const char *)source, nbytes, scope_rank<S>(), scope_size<S>());
-    team_sync_group<S>(team, t, t.me == root, 0);
+    team_sync_group<S>(team, t, t.me == root);
     return 0;
 }
 
@@ -461,14 +443,14 @@ __device__ __forceinline__ int collectmem(gshmem_team_t team, void *dest, const 
     team_view t;
     if (!team_enter<S>(team, &t, fn)) return GSHMEMX_ERR_INVALID_ARG;
     if (scope_rank<S>() == 0) *(volatile uint64_t *)&team_words(team)->published = nbytes;
-    team_sync_group<S>(team, t, false, 0);
+    team_sync_group<S>(team, t, false);
     size_t offset;
     if (team_has_proxy(t)) /* one thread asks the proxy, the group shares the answer */
         offset = (size_t)scope_broadcast<S>(scope_rank<S>() == 0 ? collect_offset(team, t) : 0);
     else
         offset = collect_offset(team, t);
     push_all(t, (char *)dest + offset, (const char *)source, nbytes, scope_rank<S>(), scope_size<S>());
-    team_sync_group<S>(team, t, true, 0);
+    team_sync_group<S>(team, t, true);
     return 0;
 }
 
@@ -480,7 +462,7 @@ __device__ __forceinline__ int alltoalls(gshmem_team_t team, T *dest, const T *s
     if (!team_enter<S>(team, &t, fn)) return GSHMEMX_ERR_INVALID_ARG;
     if (nelems == 0) return 0;
     alltoalls_push(t, dest, source, dst, sst, nelems, scope_rank<S>(), scope_size<S>());
-    team_sync_group<S>(team, t, true, 0);
+    team_sync_group<S>(team, t, true);
     return 0;
 }
 
@@ -492,12 +474,12 @@ __device__ __forceinline__ int reduce(gshmem_team_t team, T *dest, const T *sour
     team_view t;
     if (!team_enter<S>(team, &t, fn)) return GSHMEMX_ERR_INVALID_ARG;
     if (nreduce == 0) return 0;
-    team_sync_group<S>(team, t, false, 0);
+    team_sync_group<S>(team, t, false);
     if (team_has_proxy(t))
         reduce_slice_proxy<T, Op>(t, dest, source, nreduce, scope_rank<S>(), scope_size<S>());
     else
         reduce_slice<T, Op>(t, dest, source, nreduce, scope_rank<S>(), scope_size<S>());
-    team_sync_group<S>(team, t, true, 0);
+    team_sync_group<S>(team, t, true);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #ifndef GSHMEM_IMPL_DEVICE_COMMON_CUH
 #define GSHMEM_IMPL_DEVICE_COMMON_CUH
 
+#include <gshmem/impl/device_compare.cuh>
 #include <gshmem/impl/device_state.h>
 #include <gshmem/types.h>
 
@@ -138,6 +139,115 @@ __device__ __forceinline__ unsigned long long load_relaxed(const volatile unsign
     return v;
 }
 template <typename B> __device__ __forceinline__ void poll_acquired(const volatile B *p) { (void)load_acquire(p); }
+
+__device__ __forceinline__ uint64_t global_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Device waits and GSHMEM_TIMEOUT (gshmemi_dstate.wait_timeout_ns; 0: never). A wait
+ * polls in the plain loop (a load, a compare, a branch, and a count) for its first 1024
+ * polls, the latency path; a wait that goes on longer continues in code of its own
+ * (poll_until's more()) that reads the clock and, past GSHMEM_TIMEOUT, leaves a report
+ * for the host and traps. Anything more in the loop itself cost: in a 1024-thread
+ * kernel at the 64-register cap, three more live registers made ptxas reload
+ * threadIdx.x after the caller's barrier; and a call anywhere in a wait, even one
+ * never taken (printf, or the rest of the wait out of line), made a warp's put_signal
+ * up to a third slower. So no call: the report is a record in pinned host memory
+ * (struct gshmemi_wait_report), printed by libgshmem (SASS and A/B runs on the H200,
+ * docs/PERFORMANCE.md, session 24). */
+#define GSHMEMI_WAIT_INLINE_POLLS 1024u
+
+/* The clock of a wait's rest: read every 1024 polls; the first read starts the count,
+ * so a wait gives up about 2048 polls (a millisecond or two) later than GSHMEM_TIMEOUT. */
+struct wait_clock {
+    uint64_t end = 0;
+    unsigned polls = 0;
+    __device__ __forceinline__ bool expired()
+    {
+        if ((++polls & 1023u) != 0) return false;
+        uint64_t timeout = gshmemi_dstate.wait_timeout_ns;
+        if (timeout == 0) return false;
+        uint64_t now = global_ns();
+        if (end == 0) end = now + timeout;
+        return now > end;
+    }
+};
+
+/* Polls *p with relaxed loads until done(value) and returns that value; after
+ * GSHMEMI_WAIT_INLINE_POLLS it returns more(), the rest of the wait with the clock
+ * (which returns the value that satisfied it, or reports and traps). The caller
+ * acquires what it saw (poll_acquired). */
+template <typename B, typename Done, typename More>
+__device__ __forceinline__ B poll_until(const volatile B *p, Done done, More more)
+{
+    B v;
+#pragma unroll 1
+    for (unsigned n = 0; !done(v = load_relaxed(p));)
+        if (++n == GSHMEMI_WAIT_INLINE_POLLS) return more();
+    return v;
+}
+
+/* A wait that ran out of GSHMEM_TIMEOUT: claims the report (the first such wait of the
+ * PE does) and returns it, or traps at once (none, or another wait's). */
+__device__ __forceinline__ volatile gshmemi_wait_report *wait_report_claim()
+{
+    gshmemi_wait_report *r = (gshmemi_wait_report *)gshmemi_dstate.wait_report;
+    if (r == nullptr || atomicCAS_system(&r->state, 0u, 1u) != 0u) __trap();
+    return r;
+}
+/* Makes the report visible to the host and ends the kernel: the stream reports an error
+ * at its next synchronization, and libgshmem prints the report (device_publish.c). */
+__device__ __forceinline__ void wait_report_post(volatile gshmemi_wait_report *r)
+{
+    __threadfence_system();
+    r->state = 2;
+    __threadfence_system();
+    __trap();
+}
+
+/* The rest of signal_wait_until's wait (see poll_until); returns the value that
+ * satisfied it. */
+__device__ __forceinline__ unsigned long long wait_signal_slow(const volatile unsigned long long *p, int cmp,
+                                                               unsigned long long target)
+{
+    wait_clock clock;
+    for (;;) {
+        unsigned long long v = load_relaxed(p);
+        if (compare(v, cmp, target)) return v;
+        if (clock.expired()) {
+            volatile gshmemi_wait_report *r = wait_report_claim();
+            r->kind = GSHMEMI_WAIT_SIGNAL;
+            r->cmp = cmp;
+            r->addr = (uint64_t)(uintptr_t)p;
+            r->value = v;
+            r->target = target;
+            wait_report_post(r);
+        }
+    }
+}
+
+/* The rest of a barrier round's wait (see poll_until): team -1 is the PE barrier
+ * (barrier_all, sync_all); from_pe is the PE whose arrival it waits for. */
+__device__ __forceinline__ void wait_barrier_slow(const volatile unsigned long long *flag, unsigned long long epoch,
+                                                  int team, int round, int rounds, int from_pe)
+{
+    wait_clock clock;
+    while (load_relaxed(flag) < epoch)
+        if (clock.expired()) {
+            volatile gshmemi_wait_report *r = wait_report_claim();
+            r->kind = GSHMEMI_WAIT_BARRIER;
+            r->team = team;
+            r->round = round;
+            r->rounds = rounds;
+            r->from_pe = from_pe;
+            r->addr = (uint64_t)(uintptr_t)flag;
+            r->epoch = epoch;
+            wait_report_post(r);
+        }
+}
 
 /* Whether PE pe's heap is on this GPU: GPU-scope ordering is then enough towards it
  * (system scope costs a trip through the whole memory system). */

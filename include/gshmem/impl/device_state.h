@@ -49,6 +49,36 @@ struct gshmemi_device_team {
     int32_t my_index;
 };
 
+/* What a device wait that ran out of GSHMEM_TIMEOUT leaves for the host library, in
+ * pinned host memory, before its thread traps: libgshmem prints it when the process
+ * ends (exit, gshmem_global_exit, a fatal error) or at gshmem_finalize. The first
+ * wait to time out writes it (state 0 -> 1 -> 2); later ones only trap. Device code
+ * holds no printf call in its waits: a call there, even one never taken, made a
+ * warp's put_signal up to a third slower (docs/PERFORMANCE.md, session 24). */
+enum gshmemi_wait_kind {
+    GSHMEMI_WAIT_SIGNAL,    /* signal_wait_until */
+    GSHMEMI_WAIT_IVARS,     /* wait_until and its families: name from mode and vector */
+    GSHMEMI_WAIT_BARRIER,   /* the PE barrier (team -1) or a team barrier */
+};
+struct gshmemi_wait_report {
+    uint32_t state;
+    int32_t kind;
+    int32_t cmp;
+    int32_t is_signed; /* value and target: signed (ivars of signed types) */
+    int32_t mode;      /* IVARS: 0 all, 1 any, 2 some */
+    int32_t vector;    /* IVARS: the _vector form */
+    int32_t team;      /* BARRIER: -1 for the PE barrier */
+    int32_t round;     /* BARRIER: 0-based */
+    int32_t rounds;
+    int32_t from_pe;
+    uint64_t addr;     /* the word's device address */
+    uint64_t value;    /* what it held at the last poll */
+    uint64_t target;
+    uint64_t ivar;     /* IVARS: which one, of count (count 0: the single-word form) */
+    uint64_t count;
+    uint64_t epoch;    /* BARRIER */
+};
+
 struct gshmemi_device_state {
     int32_t initialized;
     int32_t my_pe;
@@ -56,6 +86,13 @@ struct gshmemi_device_state {
     int32_t reserved;
     uint64_t heap_base; /* this PE's heap, device address */
     uint64_t heap_size;
+    /* Device waits (wait_until and its families, signal_wait_until, the PE and team
+     * barriers) print what they waited for and trap after this long: GSHMEM_TIMEOUT,
+     * 0 waits forever. */
+    uint64_t wait_timeout_ns;
+    /* Where a timed-out wait writes its report (device address of pinned host memory;
+     * 0: nowhere, the wait only traps). */
+    uint64_t wait_report;
     /* Per PE: base of its heap as mapped in this PE's GPU address space, 0 when it is
      * not reachable by loads and stores. */
     uint64_t peer_base[GSHMEMI_DEVICE_MAX_PES];

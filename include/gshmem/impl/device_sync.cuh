@@ -21,18 +21,6 @@ template <typename T> __device__ __forceinline__ void acquire_ivar(const T *p)
     poll_acquired((const volatile typename bits<sizeof(T)>::type *)p);
 }
 
-template <typename T> __device__ __forceinline__ bool compare(T value, int cmp, T target)
-{
-    switch (cmp) {
-    case GSHMEM_CMP_EQ: return value == target;
-    case GSHMEM_CMP_NE: return value != target;
-    case GSHMEM_CMP_GT: return value > target;
-    case GSHMEM_CMP_GE: return value >= target;
-    case GSHMEM_CMP_LT: return value < target;
-    default: return value <= target;
-    }
-}
-
 /* One pass over ivars. mode 0: all (1/0), 1: any (index or SIZE_MAX), 2: some (count). */
 template <bool ACQUIRE = true, typename T>
 __device__ __forceinline__ size_t test_pass(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
@@ -55,25 +43,73 @@ __device__ __forceinline__ size_t test_pass(T *ivars, size_t nelems, const int *
     return active ? count : 0;
 }
 
+/* A wait on a set that ran out of GSHMEM_TIMEOUT: reports the first ivar it still waits
+ * for, and traps. */
 template <typename T>
-__device__ __forceinline__ size_t wait_loop(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
-                                            bool vector, int mode, size_t *indices)
+__device__ __forceinline__ void report_set_timeout(T *ivars, size_t nelems, const int *status, int cmp,
+                                                   const T *values, bool vector, int mode)
+{
+    size_t i = 0;
+    for (size_t k = 0; k < nelems; k++)
+        if (!(status && status[k])) {
+            i = k;
+            if (!compare(load_ivar<false>(&ivars[k]), cmp, vector ? values[k] : values[0])) break;
+        }
+    volatile gshmemi_wait_report *r = wait_report_claim();
+    r->kind = GSHMEMI_WAIT_IVARS;
+    r->cmp = cmp;
+    r->is_signed = (T)-1 < (T)0;
+    r->mode = mode;
+    r->vector = vector;
+    r->addr = (uint64_t)(uintptr_t)&ivars[i];
+    r->value = (uint64_t)(long long)load_ivar<false>(&ivars[i]);
+    r->target = (uint64_t)(long long)(vector ? values[i] : values[0]);
+    r->ivar = i;
+    r->count = nelems == 1 && !status ? 0 : nelems;
+    wait_report_post(r);
+}
+
+__device__ __forceinline__ bool set_satisfied(int mode, size_t r)
+{
+    return mode == 0 ? r == 1 : mode == 1 ? r != SIZE_MAX : r > 0;
+}
+
+/* The rest of a wait on a set (see poll_until). */
+template <typename T>
+__device__ __forceinline__ size_t wait_set_slow(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
+                                                bool vector, int mode, size_t *indices)
+{
+    wait_clock clock;
+    for (;;) {
+        size_t r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
+        if (set_satisfied(mode, r)) return r;
+        if (clock.expired()) report_set_timeout(ivars, nelems, status, cmp, values, vector, mode);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ size_t wait_loop(T *ivars, size_t nelems, const int *status, int cmp,
+                                            const T *values, bool vector, int mode, size_t *indices)
 {
     size_t active = 0;
     for (size_t i = 0; i < nelems; i++) active += !(status && status[i]);
     if (mode != 0 && active == 0) return mode == 1 ? SIZE_MAX : 0;
-    for (;;) {
-        size_t r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
-        if (!(mode == 0 ? r == 1 : mode == 1 ? r != SIZE_MAX : r > 0)) continue;
-        if (mode == 1)
-            acquire_ivar(&ivars[r]);
-        else if (mode == 2)
-            for (size_t k = 0; k < r; k++) acquire_ivar(&ivars[indices[k]]);
-        else
-            for (size_t i = 0; i < nelems; i++)
-                if (!(status && status[i])) acquire_ivar(&ivars[i]);
-        return r;
-    }
+    size_t r;
+#pragma unroll 1
+    for (unsigned n = 0;
+         !set_satisfied(mode, r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices));)
+        if (++n == GSHMEMI_WAIT_INLINE_POLLS) {
+            r = wait_set_slow(ivars, nelems, status, cmp, values, vector, mode, indices);
+            break;
+        }
+    if (mode == 1)
+        acquire_ivar(&ivars[r]);
+    else if (mode == 2)
+        for (size_t k = 0; k < r; k++) acquire_ivar(&ivars[indices[k]]);
+    else
+        for (size_t i = 0; i < nelems; i++)
+            if (!(status && status[i])) acquire_ivar(&ivars[i]);
+    return r;
 }
 
 /* Adds 1 to to_pe's copy of the barrier word at flag (a local symmetric address) with
@@ -86,7 +122,8 @@ __device__ __forceinline__ void barrier_arrive(uint64_t *flag, int to_pe)
     add_release((unsigned long long *)(base + heap_offset(flag)), 1, same_gpu(to_pe));
 }
 
-/* Dissemination barrier over PEs by one thread, on the device sync area of each heap. */
+/* Dissemination barrier over PEs by one thread, on the device sync area of each heap;
+ * past GSHMEM_TIMEOUT it prints who it waited for and traps. */
 __device__ __forceinline__ void pe_barrier()
 {
     gshmemi_device_sync_area *mine = (gshmemi_device_sync_area *)gshmemi_dstate.heap_base;
@@ -96,8 +133,12 @@ __device__ __forceinline__ void pe_barrier()
         int to_pe = (me + dist) % n;
         barrier_arrive(&mine->barrier_flags[round], to_pe);
         const volatile unsigned long long *flag = (const volatile unsigned long long *)&mine->barrier_flags[round];
-        while (load_relaxed(flag) < epoch) {
-        }
+        poll_until(flag, [&](unsigned long long x) { return x >= epoch; }, [&]() {
+            int rounds = 0;
+            for (int d = 1; d < n; d <<= 1) rounds++;
+            wait_barrier_slow(flag, epoch, -1, round, rounds, (me - dist % n + n) % n);
+            return epoch;
+        });
         poll_acquired(flag);
     }
 }
@@ -147,13 +188,12 @@ GSHMEMI_DEVICE_INLINE void gshmem_sync_all(void)
 GSHMEMI_DEVICE_INLINE uint64_t gshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
     const volatile unsigned long long *p = (const volatile unsigned long long *)sig_addr;
-    for (;;) { /* return the value that satisfied the comparison, not a later one */
-        unsigned long long v = gshmemi::load_relaxed(p);
-        if (gshmemi::compare<unsigned long long>(v, cmp, cmp_value)) {
-            gshmemi::poll_acquired(p);
-            return v;
-        }
-    }
+    /* the value that satisfied the comparison, not a later one */
+    unsigned long long v = gshmemi::poll_until(
+        p, [&](unsigned long long x) { return gshmemi::compare<unsigned long long>(x, cmp, cmp_value); },
+        [&]() { return gshmemi::wait_signal_slow(p, cmp, cmp_value); });
+    gshmemi::poll_acquired(p);
+    return v;
 }
 
 #define GSHMEMI_DEVICE_P2P_SYNC(T, N)                                                                          \
