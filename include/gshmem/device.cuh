@@ -49,8 +49,10 @@
  *   - A bad PE (out of range) prints a message naming both PEs and traps the kernel.
  *     PEs the GPU cannot map (another node, GSHMEM_DISABLE_P2P) are reached through
  *     the PE's proxy thread (README, "Across nodes").
- *   - Device waits spin without a timeout: a kernel waiting for a peer that never
- *     writes hangs the GPU until the job is killed (gshmemrun --timeout helps).
+ *   - Device waits (wait_until and families, signal_wait_until, barriers) give up
+ *     after GSHMEM_TIMEOUT: the waiting thread traps, ending the kernel (and the CUDA
+ *     context) with an error, and gshmem prints what it waited for when the process
+ *     ends or calls gshmem_finalize. GSHMEM_TIMEOUT=0 waits forever.
  */
 #ifndef GSHMEM_DEVICE_CUH
 #define GSHMEM_DEVICE_CUH
