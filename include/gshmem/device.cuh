@@ -31,8 +31,8 @@
  * a time on a PE (collectives on different teams, say in different blocks, may
  * overlap). Every team member's heap must be mapped (node-local). Team barriers use
  * the team's words in the device heap, shared with gshmemx_*_on_stream collectives on
- * the same team: the two may alternate but not overlap. Device collectives do not
- * time out; a member that never arrives hangs the kernel.
+ * the same team: the two may alternate but not overlap. Team barriers give up after
+ * GSHMEM_TIMEOUT, as every device wait does (Rules, below).
  *
  * Rules:
  *   - Link the device library (CMake: gshmem::device, which turns on relocatable device

@@ -22,7 +22,7 @@
     X(HUGEPAGES, ENUM, hugepages, "auto", "auto|on|off",                                           \
       "Host heap pages: auto uses 2 MiB hugepages when reserved, else normal pages with THP advice; on requires them") \
     X(TIMEOUT, SECONDS, timeout, "600", "seconds >= 0, decimal (0: wait forever; past 1e9: 1e9)",                          \
-      "Longest blocking wait (wait_until, barriers, bootstrap) before the job ends with a diagnostic") \
+      "Longest blocking wait (wait_until, barriers, bootstrap) before a diagnostic ends the job (a device wait: its kernel)") \
     X(MAX_TEAMS, INT, max_teams, "32", "3..64",                                                   \
       "Teams that may exist at once, the predefined WORLD, SHARED and NODE included")              \
     X(CHECK, BOOL, check, "0", "0|1",                                                              \

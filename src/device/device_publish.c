@@ -17,6 +17,7 @@
 #endif
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +34,13 @@ static struct {
 
 #ifdef GSHMEM_HAVE_CUDA
 /* The report a device wait leaves when it runs out of GSHMEM_TIMEOUT (struct
- * gshmemi_wait_report): pinned host memory, mapped for the GPU, one per process and
- * never freed, so that it can still be read after the kernel's trap has ended the CUDA
- * context. printed: the report has been printed (it is printed once). */
+ * gshmemi_wait_report): a page of the process's own memory, never freed, registered
+ * with CUDA (mapped) while gshmem is initialized, so that it can still be read after
+ * the kernel's trap has ended the CUDA context, and after a cudaDeviceReset.
+ * registered: the page is registered now; printed: the report has been printed (once). */
 static struct {
     volatile struct gshmemi_wait_report *rec;
-    uint64_t dev;
+    bool registered;
     int pe;
     double timeout;
     uint64_t heap_base;
@@ -50,31 +52,41 @@ static void wait_report_atexit(void)
     gshmemi_device_wait_report_print();
 }
 
-/* The report's device address (0 when no pinned memory could be had: such a wait then
- * only traps, and init says so). */
+/* The report's device address (0 when the page could not be had or registered: such a
+ * wait then only traps, and init says so). */
 static uint64_t wait_report_setup(const struct gshmemi_state *st)
 {
     if (!wait_report.rec) {
-        void *h = NULL, *d = NULL;
-        cudaError_t err = cudaHostAlloc(&h, sizeof(struct gshmemi_wait_report),
-                                        cudaHostAllocMapped | cudaHostAllocPortable);
-        if (err == cudaSuccess) err = cudaHostGetDevicePointer(&d, h, 0);
-        if (err != cudaSuccess) {
-            GSHMEMI_WARN(CUDA, "no pinned memory for the report of a device wait that runs out of GSHMEM_TIMEOUT "
-                               "(%s): such a wait ends its kernel without saying why",
-                         cudaGetErrorString(err));
-            if (h) cudaFreeHost(h);
-            return 0;
-        }
-        memset(h, 0, sizeof(struct gshmemi_wait_report));
-        wait_report.rec = h;
-        wait_report.dev = (uint64_t)(uintptr_t)d;
+        void *page = NULL;
+        if (posix_memalign(&page, 4096, 4096) != 0) return 0;
+        wait_report.rec = page;
         atexit(wait_report_atexit);
     }
+    gshmemi_device_wait_report_print(); /* one left by an earlier init, not yet printed */
+    memset((void *)wait_report.rec, 0, sizeof(struct gshmemi_wait_report));
+    atomic_store(&wait_report.printed, 0);
     wait_report.pe = st->my_pe;
     wait_report.timeout = st->env.timeout;
     wait_report.heap_base = (uint64_t)(uintptr_t)st->heap.base;
-    return wait_report.dev;
+    void *d = NULL;
+    cudaError_t err = cudaHostRegister((void *)wait_report.rec, 4096, cudaHostRegisterMapped | cudaHostRegisterPortable);
+    wait_report.registered = err == cudaSuccess;
+    if (err == cudaSuccess) err = cudaHostGetDevicePointer(&d, (void *)wait_report.rec, 0);
+    if (err != cudaSuccess) {
+        GSHMEMI_WARN(CUDA, "PE %d: no mapped page for the report of a device wait that runs out of GSHMEM_TIMEOUT "
+                           "(%s): such a wait ends its kernel without saying why",
+                     st->my_pe, cudaGetErrorString(err));
+        (void)cudaGetLastError(); /* not the application's error */
+        return 0;
+    }
+    return (uint64_t)(uintptr_t)d;
+}
+
+static void wait_report_fini(void)
+{
+    if (!wait_report.registered) return;
+    if (cudaHostUnregister((void *)wait_report.rec) != cudaSuccess) (void)cudaGetLastError();
+    wait_report.registered = false;
 }
 
 static const char *cmp_name(int cmp)
@@ -86,7 +98,15 @@ static const char *cmp_name(int cmp)
 void gshmemi_device_wait_report_print(void)
 {
     volatile struct gshmemi_wait_report *r = wait_report.rec;
-    if (!r || r->state != 2 || atomic_exchange(&wait_report.printed, 1)) return;
+    if (!r || r->state == 0 || atomic_exchange(&wait_report.printed, 1)) return;
+    if (r->state != 2) { /* the writing thread's trap came first */
+        fprintf(stderr, "gshmem: PE %d: a device wait ran out of GSHMEM_TIMEOUT (%.3f s) and ended its kernel (a "
+                        "trap); its report was not complete\n",
+                wait_report.pe, wait_report.timeout);
+        fflush(stderr);
+        return;
+    }
+    atomic_thread_fence(memory_order_acquire); /* the fields were written before state */
     char head[128], what[64];
     snprintf(head, sizeof(head), "gshmem: PE %d: device", wait_report.pe);
     const char *tail = "timed out after";
@@ -235,6 +255,9 @@ int gshmemi_device_state_publish(struct gshmemi_state *st)
 void gshmemi_device_state_fini(struct gshmemi_state *st)
 {
     if (!st->dstate) return;
+#ifdef GSHMEM_HAVE_CUDA
+    wait_report_fini();
+#endif
     pthread_mutex_lock(&publish.lock);
     struct gshmemi_device_state gone = {0};
     for (int i = 0; i < publish.count; i++) publish.fns[i](publish.device, &gone, sizeof(gone));

@@ -4,8 +4,9 @@
  * which says the kernel ended after the timeout and not long after, and libgshmem's
  * report of the wait (printed at exit from what the trapped wait left in host memory).
  *
- * usage: expect_timeout signal|wait|barrier
+ * usage: expect_timeout signal|warp|wait|barrier
  *   signal   PE 0: gshmem_signal_wait_until(sig, GE, 7) on a word that stays 0
+ *   warp     the same by all 32 lanes of a warp at once: one of them reports
  *   wait     PE 0: gshmem_int_wait_until_all over 4 ivars, of which ivar 2 stays 0
  *   barrier  PE 0: gshmemx_barrier_all_block, which PE 1 never calls
  * The other PEs never touch the GPU after init; they sleep until PE 0 ends the job. */
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
     double timeout = timeout_env ? atof(timeout_env) : 0;
     gpu_test_init("expect_timeout");
     if (gshmem_n_pes() < 2) gpu_fail("expect_timeout needs at least 2 PEs");
-    if (timeout <= 0 || timeout > 30) gpu_fail("expect_timeout needs GSHMEM_TIMEOUT between 1 and 30 s");
+    if (timeout < 1 || timeout > 30) gpu_fail("expect_timeout needs GSHMEM_TIMEOUT between 1 and 30 s");
     uint64_t *sig = (uint64_t *)gshmem_calloc(1, sizeof(uint64_t));
     int *ivars = (int *)gshmem_malloc(4 * sizeof(int));
     GPU_CHECK(sig && ivars, "gshmem_calloc/malloc failed");
@@ -48,12 +49,14 @@ int main(int argc, char **argv)
     double t0 = now_s();
     if (strcmp(mode, "signal") == 0)
         wait_signal<<<1, 1>>>(sig);
+    else if (strcmp(mode, "warp") == 0)
+        wait_signal<<<1, 32>>>(sig);
     else if (strcmp(mode, "wait") == 0)
         wait_all<<<1, 1>>>(ivars);
     else if (strcmp(mode, "barrier") == 0)
         barrier_block<<<1, 128>>>();
     else
-        gpu_fail("usage: expect_timeout signal|wait|barrier (got \"%s\")", mode);
+        gpu_fail("usage: expect_timeout signal|warp|wait|barrier (got \"%s\")", mode);
     GPU_CHECK_CUDA(cudaGetLastError());
     cudaError_t e = cudaDeviceSynchronize();
     double took = now_s() - t0;

@@ -6,7 +6,7 @@
 # usage: tests/gpu/run.sh [--sanitize] BUILD_DIR [TEST ...]
 #   TEST ...     names under BUILD_DIR/bin/gpu (default: every gpu_* there); with
 #                gpu_smoke among them, also a job whose PE 1 has a host heap, which
-#                init must refuse; with gpu_wait, also three jobs whose device wait
+#                init must refuse; with gpu_wait, also four jobs whose device wait
 #                nobody satisfies (expect_timeout), which must end after GSHMEM_TIMEOUT
 #   --sanitize   instead: 2 PEs on one GPU, each PE under compute-sanitizer, once with
 #                --tool memcheck and once with --tool racecheck, over a few small tests
@@ -98,7 +98,7 @@ restart_mps() {
   sleep 1
   if [ "${1:-}" = forget ]; then rm -f "$CUDA_MPS_LOG_DIRECTORY/server.log"; else check_mps_log; fi
   local tries=0
-  until sleep 1 && nvidia-cuda-mps-control -d; do
+  until sleep 2 && nvidia-cuda-mps-control -d; do
     tries=$((tries + 1))
     [ "$tries" -lt 5 ] || { echo "run.sh: cannot restart MPS after a failure; the tests after it run without it" >&2; break; }
   done
@@ -116,7 +116,7 @@ run_one() {
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   local tag=${label// /_}; tag=${tag//=/}; tag=${tag//:/}; local log="$logs/$tag.log" start=$SECONDS rc
-  [ -n "${fresh_mps:-}" ] && restart_mps
+  if [ -n "${fresh_mps:-}" ]; then restart_mps; fi
   env "${envs[@]}" timeout -k 15 $((limit + 30)) \
     "$run" -n "$npes" --timeout "$limit" --tag-output "$@" >"$log" 2>&1
   rc=$?
@@ -136,7 +136,7 @@ run_one() {
   if [ "$ok" -eq 1 ]; then
     pass=$((pass + 1))
     printf 'PASS  %-44s %4d s\n' "$label" $((SECONDS - start))
-    [ -n "${fresh_mps:-}" ] && restart_mps forget
+    if [ -n "${fresh_mps:-}" ]; then restart_mps forget; fi
   else
     fail=$((fail + 1))
     failed+=("$label")
@@ -199,9 +199,9 @@ else
   # after GSHMEM_TIMEOUT (expect_timeout checks when), and the job must end.
   if [[ " ${tests[*]} " == *" gpu_wait "* ]]; then
     t_head="timed out after 2.000 s (GSHMEM_TIMEOUT)"
-    for mode in signal wait barrier; do
+    for mode in signal warp wait barrier; do
       case $mode in
-      signal) what="device signal_wait_until $t_head: the word at" ;;
+      signal | warp) what="device signal_wait_until $t_head: the word at" ;;
       wait) what="device wait_until_all $t_head: ivar 2 of 4 at" ;;
       barrier) what="of all PEs $t_head in round 1 of 1, waiting for PE 1 to arrive" ;;
       esac

@@ -37,7 +37,7 @@ case $* in
   [ "${GSHMEM_TIMEOUT:-}" = 2 ] || { echo "fake launcher: GSHMEM_TIMEOUT=${GSHMEM_TIMEOUT:-} (want 2)"; exit 1; }
   echo "[Server 1] Server is handling a fatal GPU error." >>"$CUDA_MPS_LOG_DIRECTORY/server.log"
   case $last in
-  signal) echo "[PE 0] gshmem: PE 0: device signal_wait_until timed out after 2.000 s (GSHMEM_TIMEOUT): the word at 0x1" ;;
+  signal | warp) echo "[PE 0] gshmem: PE 0: device signal_wait_until timed out after 2.000 s (GSHMEM_TIMEOUT): the word at 0x1" ;;
   wait) echo "[PE 0] gshmem: PE 0: device wait_until_all timed out after 2.000 s (GSHMEM_TIMEOUT): ivar 2 of 4 at 0x1" ;;
   barrier) echo "[PE 0] gshmem: PE 0: device barrier 3 of all PEs timed out after 2.000 s (GSHMEM_TIMEOUT) in round 1 of 1, waiting for PE 1 to arrive" ;;
   esac
@@ -93,27 +93,27 @@ rc=$?
 check "the mixed-heap refusal counts as a pass (rc $rc)" bash -c "[ $rc -eq 0 ] &&
   grep -q '^PASS  mixed heap kinds n=2' '$work/out4' && grep -q '^gpu tests: 2 passed, 0 failed' '$work/out4'"
 
-# gpu_wait in the list: three jobs whose device wait times out, each followed by a fresh
+# gpu_wait in the list: four jobs whose device wait times out, each followed by a fresh
 # MPS server; a job without the line that says the kernel ended fails.
 cp "$work/build/bin/gpu/gpu_good" "$work/build/bin/gpu/gpu_wait"
 cp "$work/build/bin/gpu/gpu_good" "$work/build/bin/gpu/expect_timeout"
 rm -f "$work/mps.calls"
 GSHMEM_GPU_TEST_NPES=2 GSHMEM_GPU_LOG_DIR="$work/logs5" bash "$script" "$work/build" gpu_wait >"$work/out5" 2>&1
 rc=$?
-check "three wait timeouts count as passes (rc $rc)" bash -c "[ $rc -eq 0 ] &&
-  grep -q '^PASS  wait timeout: signal n=2' '$work/out5' && grep -q '^PASS  wait timeout: barrier n=2' '$work/out5' &&
-  grep -q '^gpu tests: 4 passed, 0 failed' '$work/out5'"
+check "four wait timeouts count as passes (rc $rc)" bash -c "[ $rc -eq 0 ] &&
+  grep -q '^PASS  wait timeout: signal n=2' '$work/out5' && grep -q '^PASS  wait timeout: warp n=2' '$work/out5' &&
+  grep -q '^PASS  wait timeout: barrier n=2' '$work/out5' && grep -q '^gpu tests: 5 passed, 0 failed' '$work/out5'"
 check "the traps the wait timeouts provoke are not reported as MPS errors" \
   bash -c "! grep -q 'MPS server logged errors' '$work/out5'"
 check "MPS errors of a failing test are reported" grep -q 'MPS server logged errors' "$work/out1"
 check "MPS: a server of its own for each wait timeout" \
-  test "$(tr '\n' ' ' <"$work/mps.calls")" = "start$(printf ' quit start%.0s' 1 2 3 4 5 6) quit "
+  test "$(tr '\n' ' ' <"$work/mps.calls")" = "start$(printf ' quit start%.0s' 1 2 3 4 5 6 7 8) quit "
 FAKE_TIMEOUT_BAD=wait GSHMEM_GPU_TEST_NPES=2 GSHMEM_GPU_LOG_DIR="$work/logs6" \
   bash "$script" "$work/build" gpu_wait >"$work/out6" 2>&1
 rc=$?
 check "a wait timeout without the kernel's end fails, naming both texts (rc $rc)" bash -c "[ $rc -eq 1 ] &&
   grep -q '^FAIL  wait timeout: wait n=2 .*expected a failure saying \"device wait_until_all.*\" and \"expect_timeout wait: PE 0: the kernel ended\"' '$work/out6' &&
-  grep -q '^gpu tests: 3 passed, 1 failed' '$work/out6'"
+  grep -q '^gpu tests: 4 passed, 1 failed' '$work/out6'"
 
 GSHMEM_GPU_TEST_REPEAT=0 bash "$script" "$work/build" gpu_good >"$work/out3" 2>&1
 rc=$?

@@ -103,7 +103,7 @@ __device__ __forceinline__ gshmemi_team_sync_words *team_words(gshmem_team_t tea
 /* Dissemination barrier over the team by one thread: in round r member i adds 1 to
  * flags[r] of member i + 2^r and waits for its own flags[r] to reach the epoch. The
  * epoch lives in our own words, so device-API and on-stream collectives on a team
- * continue each other's count. Past GSHMEM_TIMEOUT it prints who it waited for and
+ * continue each other's count. Past GSHMEM_TIMEOUT it reports who it waited for and
  * traps. */
 __device__ __forceinline__ void team_barrier(gshmem_team_t team, const team_view &t)
 {

@@ -191,11 +191,20 @@ __device__ __forceinline__ B poll_until(const volatile B *p, Done done, More mor
 }
 
 /* A wait that ran out of GSHMEM_TIMEOUT: claims the report (the first such wait of the
- * PE does) and returns it, or traps at once (none, or another wait's). */
+ * PE does) and returns it. Another wait's claim: waits (up to a second) until that one
+ * is written before trapping, since a trap ends every thread of the kernel, the
+ * writer's too (the lanes of a warp waiting on one word time out together). No report:
+ * traps at once. */
 __device__ __forceinline__ volatile gshmemi_wait_report *wait_report_claim()
 {
     gshmemi_wait_report *r = (gshmemi_wait_report *)gshmemi_dstate.wait_report;
-    if (r == nullptr || atomicCAS_system(&r->state, 0u, 1u) != 0u) __trap();
+    if (r == nullptr) __trap();
+    if (atomicCAS_system(&r->state, 0u, 1u) != 0u) {
+        uint64_t give_up = global_ns() + 1000000000ull;
+        while (*(volatile uint32_t *)&r->state != 2u && global_ns() < give_up) {
+        }
+        __trap();
+    }
     return r;
 }
 /* Makes the report visible to the host and ends the kernel: the stream reports an error

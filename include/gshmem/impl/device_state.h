@@ -87,8 +87,8 @@ struct gshmemi_device_state {
     uint64_t heap_base; /* this PE's heap, device address */
     uint64_t heap_size;
     /* Device waits (wait_until and its families, signal_wait_until, the PE and team
-     * barriers) print what they waited for and trap after this long: GSHMEM_TIMEOUT,
-     * 0 waits forever. */
+     * barriers) report what they waited for (wait_report) and trap after this long:
+     * GSHMEM_TIMEOUT, 0 waits forever. */
     uint64_t wait_timeout_ns;
     /* Where a timed-out wait writes its report (device address of pinned host memory;
      * 0: nowhere, the wait only traps). */

@@ -83,7 +83,11 @@ __device__ __forceinline__ size_t wait_set_slow(T *ivars, size_t nelems, const i
     for (;;) {
         size_t r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
         if (set_satisfied(mode, r)) return r;
-        if (clock.expired()) report_set_timeout(ivars, nelems, status, cmp, values, vector, mode);
+        if (clock.expired()) {
+            r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
+            if (set_satisfied(mode, r)) return r; /* in the nick of time: not a timeout */
+            report_set_timeout(ivars, nelems, status, cmp, values, vector, mode);
+        }
     }
 }
 
@@ -123,7 +127,7 @@ __device__ __forceinline__ void barrier_arrive(uint64_t *flag, int to_pe)
 }
 
 /* Dissemination barrier over PEs by one thread, on the device sync area of each heap;
- * past GSHMEM_TIMEOUT it prints who it waited for and traps. */
+ * past GSHMEM_TIMEOUT it reports who it waited for and traps. */
 __device__ __forceinline__ void pe_barrier()
 {
     gshmemi_device_sync_area *mine = (gshmemi_device_sync_area *)gshmemi_dstate.heap_base;
