@@ -197,14 +197,16 @@ __device__ __forceinline__ B poll_until(const volatile B *p, Done done, More mor
  * traps at once. */
 __device__ __forceinline__ volatile gshmemi_wait_report *wait_report_claim()
 {
-    gshmemi_wait_report *r = (gshmemi_wait_report *)gshmemi_dstate.wait_report;
+    volatile gshmemi_wait_report *r = (volatile gshmemi_wait_report *)gshmemi_dstate.wait_report;
     if (r == nullptr) __trap();
-    if (atomicCAS_system(&r->state, 0u, 1u) != 0u) {
+    gshmemi_device_sync_area *mine = (gshmemi_device_sync_area *)gshmemi_dstate.heap_base;
+    if (atomicCAS((unsigned long long *)&mine->wait_report_claim, 0ull, 1ull) != 0ull) {
         uint64_t give_up = global_ns() + 1000000000ull;
-        while (*(volatile uint32_t *)&r->state != 2u && global_ns() < give_up) {
+        while (r->state != 2u && global_ns() < give_up) {
         }
         __trap();
     }
+    r->state = 1;
     return r;
 }
 /* Makes the report visible to the host and ends the kernel: the stream reports an error

@@ -36,7 +36,8 @@ struct gshmemi_team_sync_words {
 struct gshmemi_device_sync_area {
     uint64_t barrier_flags[GSHMEMI_DEVICE_BARRIER_ROUNDS]; /* written by peers */
     uint64_t barrier_epoch;                                 /* this PE's barriers so far */
-    uint64_t reserved[31];
+    uint64_t wait_report_claim; /* 1 once a device wait of this PE has claimed wait_report */
+    uint64_t reserved[30];
     struct gshmemi_team_sync_words teams[GSHMEMI_TEAMS_LIMIT];
 };
 
@@ -52,7 +53,9 @@ struct gshmemi_device_team {
 /* What a device wait that ran out of GSHMEM_TIMEOUT leaves for the host library, in
  * pinned host memory, before its thread traps: libgshmem prints it when the process
  * ends (exit, gshmem_global_exit, a fatal error) or at gshmem_finalize. The first
- * wait to time out writes it (state 0 -> 1 -> 2); later ones only trap. Device code
+ * wait to time out (the one that claims it in the device sync area, with an atomic in
+ * device memory: atomics on host memory need PCIe atomics) writes it, state 0 -> 1 ->
+ * 2; later ones wait for it and trap. Device code
  * holds no printf call in its waits: a call there, even one never taken, made a
  * warp's put_signal up to a third slower (docs/PERFORMANCE.md, session 24). */
 enum gshmemi_wait_kind {
