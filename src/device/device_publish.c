@@ -99,7 +99,7 @@ void gshmemi_device_wait_report_print(void)
 {
     volatile struct gshmemi_wait_report *r = wait_report.rec;
     if (!r || r->state == 0 || atomic_exchange(&wait_report.printed, 1)) return;
-    if (r->state != 2) { /* the writing thread's trap came first */
+    if (r->state != 2) { /* claimed, but the kernel ended (another thread's trap) before it was written */
         fprintf(stderr, "gshmem: PE %d: a device wait ran out of GSHMEM_TIMEOUT (%.3f s) and ended its kernel (a "
                         "trap); its report was not complete\n",
                 wait_report.pe, wait_report.timeout);
