@@ -107,10 +107,10 @@ void gshmemi_device_wait_report_print(void)
         return;
     }
     atomic_thread_fence(memory_order_acquire); /* the fields were written before state */
-    char head[128], what[64];
-    snprintf(head, sizeof(head), "gshmem: PE %d: device", wait_report.pe);
-    const char *tail = "timed out after";
+    int pe = wait_report.pe;
+    double secs = wait_report.timeout;
     unsigned long long off = (unsigned long long)(r->addr - wait_report.heap_base);
+    void *addr = (void *)(uintptr_t)r->addr;
     char value[32], target[32];
     if (r->is_signed) {
         snprintf(value, sizeof(value), "%lld", (long long)r->value);
@@ -120,29 +120,29 @@ void gshmemi_device_wait_report_print(void)
         snprintf(target, sizeof(target), "%llu", (unsigned long long)r->target);
     }
     if (r->kind == GSHMEMI_WAIT_BARRIER) {
+        char what[64];
         if (r->team < 0)
             snprintf(what, sizeof(what), "barrier %llu of all PEs", (unsigned long long)r->epoch);
         else
             snprintf(what, sizeof(what), "team %d barrier %llu", r->team, (unsigned long long)r->epoch);
-        fprintf(stderr, "%s %s %s %.3f s (GSHMEM_TIMEOUT) in round %d of %d, waiting for PE %d to arrive\n", head,
-                what, tail, wait_report.timeout, r->round + 1, r->rounds, r->from_pe);
+        fprintf(stderr, "gshmem: PE %d: device %s timed out after %.3f s (GSHMEM_TIMEOUT) in round %d of %d, waiting "
+                        "for PE %d to arrive\n",
+                pe, what, secs, r->round + 1, r->rounds, r->from_pe);
     } else if (r->kind == GSHMEMI_WAIT_IVARS && r->count > 0) {
         static const char *const modes[] = {"all", "any", "some"};
-        snprintf(what, sizeof(what), "wait_until_%s%s", modes[r->mode >= 0 && r->mode <= 2 ? r->mode : 0],
-                 r->vector ? "_vector" : "");
-        fprintf(stderr, "%s %s %s %.3f s (GSHMEM_TIMEOUT): ivar %llu of %llu at %p (heap offset %llu) holds %s, "
-                        "waited for %s %s\n",
-                head, what, tail, wait_report.timeout, (unsigned long long)r->ivar, (unsigned long long)r->count,
-                (void *)(uintptr_t)r->addr, off, value, cmp_name(r->cmp), target);
+        fprintf(stderr, "gshmem: PE %d: device wait_until_%s%s timed out after %.3f s (GSHMEM_TIMEOUT): ivar %llu of "
+                        "%llu at %p (heap offset %llu) holds %s, waited for %s %s\n",
+                pe, modes[r->mode >= 0 && r->mode <= 2 ? r->mode : 0], r->vector ? "_vector" : "", secs,
+                (unsigned long long)r->ivar, (unsigned long long)r->count, addr, off, value, cmp_name(r->cmp), target);
     } else {
-        fprintf(stderr, "%s %s %s %.3f s (GSHMEM_TIMEOUT): the word at %p (heap offset %llu) holds %s, waited for "
-                        "%s %s\n",
-                head, r->kind == GSHMEMI_WAIT_SIGNAL ? "signal_wait_until" : "wait_until", tail, wait_report.timeout,
-                (void *)(uintptr_t)r->addr, off, value, cmp_name(r->cmp), target);
+        fprintf(stderr, "gshmem: PE %d: device %s timed out after %.3f s (GSHMEM_TIMEOUT): the word at %p (heap offset "
+                        "%llu) holds %s, waited for %s %s\n",
+                pe, r->kind == GSHMEMI_WAIT_SIGNAL ? "signal_wait_until" : "wait_until", secs, addr, off, value,
+                cmp_name(r->cmp), target);
     }
     fprintf(stderr, "gshmem: PE %d: the waiting thread ended its kernel (a trap): the CUDA context is lost, and the "
                     "next CUDA call reports an error\n",
-            wait_report.pe);
+            pe);
     fflush(stderr);
 }
 #else

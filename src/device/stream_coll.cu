@@ -178,7 +178,6 @@ size_t reduce_elem_size(int type)
     return type >= 0 && type < (int)sizeof(sizes) ? sizes[type] : 1;
 }
 
-
 /* One block for small work, else a block per COLL_BYTES_PER_BLOCK up to full occupancy. */
 unsigned coll_blocks(const coll_args &a, int device)
 {

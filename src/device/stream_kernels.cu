@@ -3,7 +3,7 @@
 
 #include "device/cuda_bind.h"
 
-#include <gshmem/impl/device_compare.cuh>
+#include <gshmem/impl/device_poll.cuh>
 #include <gshmem/types.h>
 
 #include <cuda/atomic>
@@ -14,22 +14,6 @@ namespace {
 
 typedef unsigned long long word_t;
 typedef cuda::atomic_ref<word_t, cuda::thread_scope_system> sys_word;
-
-__device__ __forceinline__ uint64_t stream_now_ns()
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-/* Deadline bookkeeping for spin loops: the clock is read every 1024 polls. */
-struct stream_deadline {
-    uint64_t end;
-    unsigned polls;
-    __device__ explicit stream_deadline(uint64_t timeout_ns)
-        : end(timeout_ns ? stream_now_ns() + timeout_ns : 0), polls(0) {}
-    __device__ bool passed() { return end && (++polls & 1023u) == 0 && stream_now_ns() > end; }
-};
 
 /* The waits below poll relaxed and acquire once, with a fence, when satisfied: an
  * acquire load on every poll would invalidate the SM's L1 on every turn (CCTL.IVALL on
@@ -50,10 +34,10 @@ __global__ void stream_signal_kernel(word_t *sig, word_t value, int op)
 __global__ void stream_wait_kernel(word_t *sig, int cmp, word_t value, uint64_t timeout_ns, int my_pe)
 {
     sys_word ref(*sig);
-    stream_deadline deadline(timeout_ns);
+    gshmemi::wait_clock clock;
     word_t seen;
     while (!gshmemi::compare<word_t>(seen = ref.load(cuda::memory_order_relaxed), cmp, value)) {
-        if (deadline.passed()) {
+        if (clock.expired(timeout_ns)) {
             printf("gshmem: PE %d: gshmemx_signal_wait_until_on_stream timed out after %.3f s (GSHMEM_TIMEOUT) "
                    "waiting for the signal at %p to satisfy cmp=%d against %llu (it holds %llu)\n",
                    my_pe, (double)timeout_ns * 1e-9, (void *)sig, cmp, value, seen);
@@ -75,13 +59,13 @@ __global__ void stream_barrier_kernel(gshmemi_stream_barrier_args args)
     if (args.complete) cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
     gshmemi_device_sync_area *mine = (gshmemi_device_sync_area *)args.mine;
     word_t epoch = ++mine->barrier_epoch;
-    stream_deadline deadline(args.timeout_ns);
+    gshmemi::wait_clock clock; /* over every round */
     for (int round = 0; round < args.rounds; round++) {
         gshmemi_device_sync_area *to = (gshmemi_device_sync_area *)args.to[round];
         sys_word(*(word_t *)&to->barrier_flags[round]).fetch_add(1, cuda::memory_order_release);
         sys_word flag(*(word_t *)&mine->barrier_flags[round]);
         while (flag.load(cuda::memory_order_relaxed) < epoch) {
-            if (deadline.passed()) {
+            if (clock.expired(args.timeout_ns)) {
                 printf("gshmem: PE %d: gshmemx_barrier_all/sync_all_on_stream timed out after %.3f s "
                        "(GSHMEM_TIMEOUT) in round %d of %d, barrier %llu: a PE has not reached it\n",
                        args.my_pe, (double)args.timeout_ns * 1e-9, round + 1, args.rounds, epoch);
@@ -91,7 +75,6 @@ __global__ void stream_barrier_kernel(gshmemi_stream_barrier_args args)
         stream_acquire(); /* before the next round's release passes it on */
     }
 }
-
 
 } /* namespace */
 

@@ -3,7 +3,7 @@
 #ifndef GSHMEM_IMPL_DEVICE_COMMON_CUH
 #define GSHMEM_IMPL_DEVICE_COMMON_CUH
 
-#include <gshmem/impl/device_compare.cuh>
+#include <gshmem/impl/device_poll.cuh>
 #include <gshmem/impl/device_state.h>
 #include <gshmem/types.h>
 
@@ -140,13 +140,6 @@ __device__ __forceinline__ unsigned long long load_relaxed(const volatile unsign
 }
 template <typename B> __device__ __forceinline__ void poll_acquired(const volatile B *p) { (void)load_acquire(p); }
 
-__device__ __forceinline__ uint64_t global_ns()
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* Device waits and GSHMEM_TIMEOUT (gshmemi_dstate.wait_timeout_ns; 0: never). A wait
  * polls in the plain loop (a load, a compare, a branch, and a count) for its first 1024
  * polls, the latency path; a wait that goes on longer continues in code of its own
@@ -160,21 +153,13 @@ __device__ __forceinline__ uint64_t global_ns()
  * docs/PERFORMANCE.md, session 24). */
 #define GSHMEMI_WAIT_INLINE_POLLS 1024u
 
-/* The clock of a wait's rest: read every 1024 polls; the first read starts the count,
- * so a wait gives up about 2048 polls (a millisecond or two) later than GSHMEM_TIMEOUT. */
-struct wait_clock {
-    uint64_t end = 0;
-    unsigned polls = 0;
-    __device__ __forceinline__ bool expired()
-    {
-        if ((++polls & 1023u) != 0) return false;
-        uint64_t timeout = gshmemi_dstate.wait_timeout_ns;
-        if (timeout == 0) return false;
-        uint64_t now = global_ns();
-        if (end == 0) end = now + timeout;
-        return now > end;
-    }
-};
+/* Whether the rest of a wait (its wait_clock, device_poll.cuh) has run out of
+ * GSHMEM_TIMEOUT: with the 1024 inline polls before it, a wait gives up about 2048 polls
+ * (a millisecond or two) later than GSHMEM_TIMEOUT. */
+__device__ __forceinline__ bool timed_out(wait_clock &clock)
+{
+    return clock.expired(gshmemi_dstate.wait_timeout_ns);
+}
 
 /* Polls *p with relaxed loads until done(value) and returns that value; after
  * GSHMEMI_WAIT_INLINE_POLLS it returns more(), the rest of the wait with the clock
@@ -228,7 +213,7 @@ __device__ __forceinline__ unsigned long long wait_signal_slow(const volatile un
     for (;;) {
         unsigned long long v = load_relaxed(p);
         if (compare(v, cmp, target)) return v;
-        if (clock.expired()) {
+        if (timed_out(clock)) {
             volatile gshmemi_wait_report *r = wait_report_claim();
             r->kind = GSHMEMI_WAIT_SIGNAL;
             r->cmp = cmp;
@@ -247,7 +232,7 @@ __device__ __forceinline__ void wait_barrier_slow(const volatile unsigned long l
 {
     wait_clock clock;
     while (load_relaxed(flag) < epoch)
-        if (clock.expired()) {
+        if (timed_out(clock)) {
             volatile gshmemi_wait_report *r = wait_report_claim();
             r->kind = GSHMEMI_WAIT_BARRIER;
             r->team = team;

@@ -83,7 +83,7 @@ __device__ __forceinline__ size_t wait_set_slow(T *ivars, size_t nelems, const i
     for (;;) {
         size_t r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
         if (set_satisfied(mode, r)) return r;
-        if (clock.expired()) {
+        if (timed_out(clock)) {
             r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
             if (set_satisfied(mode, r)) return r; /* in the nick of time: not a timeout */
             report_set_timeout(ivars, nelems, status, cmp, values, vector, mode);
