@@ -4,10 +4,13 @@
  * which says the kernel ended after the timeout and not long after, and libgshmem's
  * report of the wait (printed at exit from what the trapped wait left in host memory).
  *
- * usage: expect_timeout signal|warp|wait|barrier
+ * usage: expect_timeout signal|warp|wait|bigset|barrier
  *   signal   PE 0: gshmem_signal_wait_until(sig, GE, 7) on a word that stays 0
  *   warp     the same by all 32 lanes of a warp at once: one of them reports
  *   wait     PE 0: gshmem_int_wait_until_all over 4 ivars, of which ivar 2 stays 0
+ *   bigset   PE 0: the same over 2^18 ivars, of which only the last stays 0: every pass
+ *            reads them all (tens of ms), so a clock counted in passes rather than
+ *            words read would start, and end the wait, a thousand passes late
  *   barrier  PE 0: gshmemx_barrier_all_block, which PE 1 never calls
  * The other PEs never touch the GPU after init; they sleep until PE 0 ends the job. */
 #include "gpu_check.cuh"
@@ -17,7 +20,9 @@
 
 __global__ void wait_signal(uint64_t *sig) { gshmem_signal_wait_until(sig, GSHMEM_CMP_GE, 7); }
 
-__global__ void wait_all(int *ivars) { gshmem_int_wait_until_all(ivars, 4, NULL, GSHMEM_CMP_GE, 1); }
+#define BIGSET_IVARS (1 << 18)
+
+__global__ void wait_all(int *ivars, size_t n) { gshmem_int_wait_until_all(ivars, n, NULL, GSHMEM_CMP_GE, 1); }
 
 __global__ void barrier_block() { gshmemx_barrier_all_block(); }
 
@@ -37,10 +42,13 @@ int main(int argc, char **argv)
     if (gshmem_n_pes() < 2) gpu_fail("expect_timeout needs at least 2 PEs");
     if (timeout < 1 || timeout > 30) gpu_fail("expect_timeout needs GSHMEM_TIMEOUT between 1 and 30 s");
     uint64_t *sig = (uint64_t *)gshmem_calloc(1, sizeof(uint64_t));
-    int *ivars = (int *)gshmem_malloc(4 * sizeof(int));
-    GPU_CHECK(sig && ivars, "gshmem_calloc/malloc failed");
+    int *ivars = (int *)gshmem_malloc(4 * sizeof(int)), *big = (int *)gshmem_malloc(BIGSET_IVARS * sizeof(int));
+    GPU_CHECK(sig && ivars && big, "gshmem_calloc/malloc failed");
     const int init[4] = {1, 5, 0, 1}; /* ivar 2 never reaches 1 */
     GPU_CHECK_CUDA(cudaMemcpy(ivars, init, sizeof init, cudaMemcpyHostToDevice));
+    static int big_init[BIGSET_IVARS];
+    for (int i = 0; i < BIGSET_IVARS - 1; i++) big_init[i] = 1 + i % 7; /* the last stays 0 */
+    GPU_CHECK_CUDA(cudaMemcpy(big, big_init, sizeof big_init, cudaMemcpyHostToDevice));
     gshmem_barrier_all();
     if (gshmem_my_pe() != 0) {
         sleep((unsigned)timeout + 60); /* PE 0's exit ends the job long before this */
@@ -52,16 +60,19 @@ int main(int argc, char **argv)
     else if (strcmp(mode, "warp") == 0)
         wait_signal<<<1, 32>>>(sig);
     else if (strcmp(mode, "wait") == 0)
-        wait_all<<<1, 1>>>(ivars);
+        wait_all<<<1, 1>>>(ivars, 4);
+    else if (strcmp(mode, "bigset") == 0)
+        wait_all<<<1, 1>>>(big, BIGSET_IVARS);
     else if (strcmp(mode, "barrier") == 0)
         barrier_block<<<1, 128>>>();
     else
-        gpu_fail("usage: expect_timeout signal|warp|wait|barrier (got \"%s\")", mode);
+        gpu_fail("usage: expect_timeout signal|warp|wait|bigset|barrier (got \"%s\")", mode);
     GPU_CHECK_CUDA(cudaGetLastError());
     cudaError_t e = cudaDeviceSynchronize();
     double took = now_s() - t0;
     GPU_CHECK(e != cudaSuccess, "%s: the wait returned after %.1f s; it should have trapped", mode, took);
-    /* about 1024 polls after the timeout, plus the trap's and the report's own time */
+    /* about 1024 loads (bigset: one pass) after the timeout, plus the trap's and the
+     * report's own time */
     GPU_CHECK(took >= timeout - 0.05 && took < timeout + 20,
               "%s: the kernel ended after %.1f s, not soon after GSHMEM_TIMEOUT=%s (%s)", mode, took, timeout_env,
               cudaGetErrorString(e));

@@ -199,10 +199,11 @@ else
   # after GSHMEM_TIMEOUT (expect_timeout checks when), and the job must end.
   if [[ " ${tests[*]} " == *" gpu_wait "* ]]; then
     t_head="timed out after 2.000 s (GSHMEM_TIMEOUT)"
-    for mode in signal warp wait barrier; do
+    for mode in signal warp wait bigset barrier; do
       case $mode in
       signal | warp) what="device signal_wait_until $t_head: the word at" ;;
       wait) what="device wait_until_all $t_head: ivar 2 of 4 at" ;;
+      bigset) what="device wait_until_all $t_head: ivar 262143 of 262144 at" ;;
       barrier) what="of all PEs $t_head in round 1 of 1, waiting for PE 1 to arrive" ;;
       esac
       fresh_mps=1 refuse="$what;;expect_timeout $mode: PE 0: the kernel ended" \

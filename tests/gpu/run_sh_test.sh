@@ -39,6 +39,7 @@ case $* in
   case $last in
   signal | warp) echo "[PE 0] gshmem: PE 0: device signal_wait_until timed out after 2.000 s (GSHMEM_TIMEOUT): the word at 0x1" ;;
   wait) echo "[PE 0] gshmem: PE 0: device wait_until_all timed out after 2.000 s (GSHMEM_TIMEOUT): ivar 2 of 4 at 0x1" ;;
+  bigset) echo "[PE 0] gshmem: PE 0: device wait_until_all timed out after 2.000 s (GSHMEM_TIMEOUT): ivar 262143 of 262144 at 0x1" ;;
   barrier) echo "[PE 0] gshmem: PE 0: device barrier 3 of all PEs timed out after 2.000 s (GSHMEM_TIMEOUT) in round 1 of 1, waiting for PE 1 to arrive" ;;
   esac
   [ "${FAKE_TIMEOUT_BAD:-}" = "$last" ] || echo "[PE 0] expect_timeout $last: PE 0: the kernel ended with \"x\" after 2.1 s"
@@ -93,27 +94,28 @@ rc=$?
 check "the mixed-heap refusal counts as a pass (rc $rc)" bash -c "[ $rc -eq 0 ] &&
   grep -q '^PASS  mixed heap kinds n=2' '$work/out4' && grep -q '^gpu tests: 2 passed, 0 failed' '$work/out4'"
 
-# gpu_wait in the list: four jobs whose device wait times out, each followed by a fresh
+# gpu_wait in the list: five jobs whose device wait times out, each followed by a fresh
 # MPS server; a job without the line that says the kernel ended fails.
 cp "$work/build/bin/gpu/gpu_good" "$work/build/bin/gpu/gpu_wait"
 cp "$work/build/bin/gpu/gpu_good" "$work/build/bin/gpu/expect_timeout"
 rm -f "$work/mps.calls"
 GSHMEM_GPU_TEST_NPES=2 GSHMEM_GPU_LOG_DIR="$work/logs5" bash "$script" "$work/build" gpu_wait >"$work/out5" 2>&1
 rc=$?
-check "four wait timeouts count as passes (rc $rc)" bash -c "[ $rc -eq 0 ] &&
+check "five wait timeouts count as passes (rc $rc)" bash -c "[ $rc -eq 0 ] &&
   grep -q '^PASS  wait timeout: signal n=2' '$work/out5' && grep -q '^PASS  wait timeout: warp n=2' '$work/out5' &&
-  grep -q '^PASS  wait timeout: barrier n=2' '$work/out5' && grep -q '^gpu tests: 5 passed, 0 failed' '$work/out5'"
+  grep -q '^PASS  wait timeout: bigset n=2' '$work/out5' &&
+  grep -q '^PASS  wait timeout: barrier n=2' '$work/out5' && grep -q '^gpu tests: 6 passed, 0 failed' '$work/out5'"
 check "the traps the wait timeouts provoke are not reported as MPS errors" \
   bash -c "! grep -q 'MPS server logged errors' '$work/out5'"
 check "MPS errors of a failing test are reported" grep -q 'MPS server logged errors' "$work/out1"
 check "MPS: a server of its own for each wait timeout" \
-  test "$(tr '\n' ' ' <"$work/mps.calls")" = "start$(printf ' quit start%.0s' 1 2 3 4 5 6 7 8) quit "
+  test "$(tr '\n' ' ' <"$work/mps.calls")" = "start$(printf ' quit start%.0s' 1 2 3 4 5 6 7 8 9 10) quit "
 FAKE_TIMEOUT_BAD=wait GSHMEM_GPU_TEST_NPES=2 GSHMEM_GPU_LOG_DIR="$work/logs6" \
   bash "$script" "$work/build" gpu_wait >"$work/out6" 2>&1
 rc=$?
 check "a wait timeout without the kernel's end fails, naming both texts (rc $rc)" bash -c "[ $rc -eq 1 ] &&
   grep -q '^FAIL  wait timeout: wait n=2 .*expected a failure saying \"device wait_until_all.*\" and \"expect_timeout wait: PE 0: the kernel ended\"' '$work/out6' &&
-  grep -q '^gpu tests: 4 passed, 1 failed' '$work/out6'"
+  grep -q '^gpu tests: 5 passed, 1 failed' '$work/out6'"
 
 GSHMEM_GPU_TEST_REPEAT=0 bash "$script" "$work/build" gpu_good >"$work/out3" 2>&1
 rc=$?

@@ -150,15 +150,18 @@ template <typename B> __device__ __forceinline__ void poll_acquired(const volati
  * never taken (printf, or the rest of the wait out of line), made a warp's put_signal
  * up to a third slower. So no call: the report is a record in pinned host memory
  * (struct gshmemi_wait_report), printed by libgshmem (SASS and A/B runs on the H200,
- * docs/PERFORMANCE.md, session 24). */
+ * docs/PERFORMANCE.md, session 24). Two other shapes were no faster (session 25, H100):
+ * one way out of the plain loop (the count folded into its test), and one loop for the
+ * whole wait, the clock's end time in local memory. A wait on a set counts a pass as
+ * set_loads(nelems) polls. */
 #define GSHMEMI_WAIT_INLINE_POLLS 1024u
 
 /* Whether the rest of a wait (its wait_clock, device_poll.cuh) has run out of
  * GSHMEM_TIMEOUT: with the 1024 inline polls before it, a wait gives up about 2048 polls
  * (a millisecond or two) later than GSHMEM_TIMEOUT. */
-__device__ __forceinline__ bool timed_out(wait_clock &clock)
+__device__ __forceinline__ bool timed_out(wait_clock &clock, unsigned loads = 1)
 {
-    return clock.expired(gshmemi_dstate.wait_timeout_ns);
+    return clock.expired(gshmemi_dstate.wait_timeout_ns, loads);
 }
 
 /* Polls *p with relaxed loads until done(value) and returns that value; after

@@ -74,16 +74,25 @@ __device__ __forceinline__ bool set_satisfied(int mode, size_t r)
     return mode == 0 ? r == 1 : mode == 1 ? r != SIZE_MAX : r > 0;
 }
 
+/* How many loads a pass over a set counts as towards the wait's clock: its size (an upper
+ * bound: a pass may stop early), so that the clock is read after about as many loads as
+ * for one word, at most once a pass. */
+__device__ __forceinline__ unsigned set_loads(size_t nelems)
+{
+    return nelems == 0 ? 1u : nelems >= GSHMEMI_WAIT_INLINE_POLLS ? GSHMEMI_WAIT_INLINE_POLLS : (unsigned)nelems;
+}
+
 /* The rest of a wait on a set (see poll_until). */
 template <typename T>
 __device__ __forceinline__ size_t wait_set_slow(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
                                                 bool vector, int mode, size_t *indices)
 {
     wait_clock clock;
+    const unsigned loads = set_loads(nelems);
     for (;;) {
         size_t r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
         if (set_satisfied(mode, r)) return r;
-        if (timed_out(clock)) {
+        if (timed_out(clock, loads)) {
             r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
             if (set_satisfied(mode, r)) return r; /* in the nick of time: not a timeout */
             report_set_timeout(ivars, nelems, status, cmp, values, vector, mode);
@@ -99,10 +108,11 @@ __device__ __forceinline__ size_t wait_loop(T *ivars, size_t nelems, const int *
     for (size_t i = 0; i < nelems; i++) active += !(status && status[i]);
     if (mode != 0 && active == 0) return mode == 1 ? SIZE_MAX : 0;
     size_t r;
+    const unsigned loads = set_loads(nelems);
 #pragma unroll 1
     for (unsigned n = 0;
          !set_satisfied(mode, r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices));)
-        if (++n == GSHMEMI_WAIT_INLINE_POLLS) {
+        if ((n += loads) >= GSHMEMI_WAIT_INLINE_POLLS) {
             r = wait_set_slow(ivars, nelems, status, cmp, values, vector, mode, indices);
             break;
         }
