@@ -338,7 +338,8 @@ dflt = lat_avg(init, "init", 0, "host")
 table.append(("init, 2 PEs, gshmem default heap", "ms", fmt(dflt / 1e3 if dflt is not None else None), "-", "-", ""))
 w = [max(len(r[i]) for r in table if len(r) > 1) for i in range(6)]
 print("== summary (latency: lower is better, ratio < 1 favours gshmem; bandwidth: ratio > 1 favours gshmem)")
-print("(the block put_signal targets are read at 256 threads, the shape of the issue's NVSHMEM figures)")
+if not per_gpu:
+    print("(the block put_signal targets are read at 256 threads, the shape of the issue's NVSHMEM figures)")
 for r in table:
     if len(r) == 1:
         print(r[0])

@@ -158,7 +158,8 @@ template <typename B> __device__ __forceinline__ void poll_acquired(const volati
 
 /* Whether the rest of a wait (its wait_clock, device_poll.cuh) has run out of
  * GSHMEM_TIMEOUT: with the 1024 inline polls before it, a wait gives up about 2048 polls
- * (a millisecond or two) later than GSHMEM_TIMEOUT. */
+ * (a millisecond or two) later than GSHMEM_TIMEOUT; a wait on a large set, up to three
+ * passes over it later (the pass that saw the time, one more try, the report). */
 __device__ __forceinline__ bool timed_out(wait_clock &clock, unsigned loads = 1)
 {
     return clock.expired(gshmemi_dstate.wait_timeout_ns, loads);

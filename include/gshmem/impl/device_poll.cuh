@@ -30,16 +30,17 @@ __device__ __forceinline__ uint64_t global_ns()
 }
 
 /* A spinning wait's clock: expired(timeout_ns, loads) after each unsatisfied poll (loads:
- * the words it read, at most 1024) reads the clock once every 1024 words polled, and the
- * first read starts the count, so a wait gives up 1024 loads (under a millisecond) or so
- * later than timeout_ns, however many words each poll reads; 0 never expires. */
+ * the words it read, or an upper bound, at most 1024) reads the clock once every 1024
+ * words counted, and the first read starts the count, so a wait gives up 1024 loads
+ * (under a millisecond) or one poll, whichever is longer, after timeout_ns; 0 never
+ * expires. */
 struct wait_clock {
     uint64_t end = 0;
     unsigned polls = 0;
     __device__ __forceinline__ bool expired(uint64_t timeout_ns, unsigned loads = 1)
     {
-        if ((polls += loads) < 1024u || timeout_ns == 0) return false;
-        polls = 0;
+        if (timeout_ns == 0 || (polls += loads) < 1024u) return false;
+        polls -= 1024u;
         uint64_t now = global_ns();
         if (end == 0) end = now + timeout_ns;
         return now > end;

@@ -74,9 +74,11 @@ __device__ __forceinline__ bool set_satisfied(int mode, size_t r)
     return mode == 0 ? r == 1 : mode == 1 ? r != SIZE_MAX : r > 0;
 }
 
-/* How many loads a pass over a set counts as towards the wait's clock: its size (an upper
- * bound: a pass may stop early), so that the clock is read after about as many loads as
- * for one word, at most once a pass. */
+/* How many loads a pass over a set counts as towards the wait's clock: its size, clamped
+ * to the clock's 1024 (device_poll.cuh). An upper bound: a pass that stops at its first
+ * unsatisfied ivar counts the whole set, so a large set's wait reads the clock every
+ * pass, which costs little next to a pass's loads; what it buys is a timeout on time
+ * however long a pass is. */
 __device__ __forceinline__ unsigned set_loads(size_t nelems)
 {
     return nelems == 0 ? 1u : nelems >= GSHMEMI_WAIT_INLINE_POLLS ? GSHMEMI_WAIT_INLINE_POLLS : (unsigned)nelems;
@@ -85,10 +87,9 @@ __device__ __forceinline__ unsigned set_loads(size_t nelems)
 /* The rest of a wait on a set (see poll_until). */
 template <typename T>
 __device__ __forceinline__ size_t wait_set_slow(T *ivars, size_t nelems, const int *status, int cmp, const T *values,
-                                                bool vector, int mode, size_t *indices)
+                                                bool vector, int mode, size_t *indices, unsigned loads)
 {
     wait_clock clock;
-    const unsigned loads = set_loads(nelems);
     for (;;) {
         size_t r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices);
         if (set_satisfied(mode, r)) return r;
@@ -113,7 +114,7 @@ __device__ __forceinline__ size_t wait_loop(T *ivars, size_t nelems, const int *
     for (unsigned n = 0;
          !set_satisfied(mode, r = test_pass<false>(ivars, nelems, status, cmp, values, vector, mode, indices));)
         if ((n += loads) >= GSHMEMI_WAIT_INLINE_POLLS) {
-            r = wait_set_slow(ivars, nelems, status, cmp, values, vector, mode, indices);
+            r = wait_set_slow(ivars, nelems, status, cmp, values, vector, mode, indices, loads);
             break;
         }
     if (mode == 1)
