@@ -295,8 +295,7 @@ static void run_handle_signals(struct run_job *job)
     while (read(job->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         if ((int)si.ssi_signo == SIGCHLD) continue; /* reaped below, every round */
         if (job->opts.verbose)
-            fprintf(stderr, "gshmemrun: forwarding signal %u (%s) to every PE\n", si.ssi_signo,
-                    strsignal((int)si.ssi_signo));
+            run_say("gshmemrun: forwarding signal %u (%s) to every PE\n", si.ssi_signo, strsignal((int)si.ssi_signo));
         run_signal_all(job, (int)si.ssi_signo);
     }
 }
@@ -307,7 +306,7 @@ static int run_deadlines(struct run_job *job)
     int64_t now = gshmemi_wire_now_ms();
     if (job->failed) job->timeout_at = -1; /* the first failure's status stands */
     if (job->timeout_at >= 0 && now >= job->timeout_at && job->live > 0) {
-        fprintf(stderr, "gshmemrun: timeout after %g s: terminating %d running PE%s\n", job->opts.timeout, job->live,
+        run_say("gshmemrun: timeout after %g s: terminating %d running PE%s\n", job->opts.timeout, job->live,
                 job->live == 1 ? "" : "s");
         job->timeout_at = -1;
         job->failed = 1;
@@ -320,7 +319,7 @@ static int run_deadlines(struct run_job *job)
     }
     if (job->kill_at >= 0 && now >= job->kill_at) {
         if (job->live > 0 && job->opts.verbose)
-            fprintf(stderr, "gshmemrun: grace period over: killing %d PE%s\n", job->live, job->live == 1 ? "" : "s");
+            run_say("gshmemrun: grace period over: killing %d PE%s\n", job->live, job->live == 1 ? "" : "s");
         run_signal_all(job, SIGKILL);
         job->kill_at = INT64_MAX; /* done; never again */
     }
@@ -388,7 +387,7 @@ static int run_event_loop(struct run_job *job)
         int draining_done = job->drain_at >= 0 && gshmemi_wire_now_ms() >= job->drain_at;
         if (job->live == 0 && ((nin == 0 && !run_pipes_open(job)) || draining_done)) break;
         if (poll(pfds, n, timeout_ms) < 0 && errno != EINTR) {
-            fprintf(stderr, "gshmemrun: poll: %s\n", strerror(errno));
+            run_say("gshmemrun: poll: %s\n", strerror(errno));
             break;
         }
         if (pfds[0].revents) run_handle_signals(job);

@@ -99,6 +99,13 @@ void run_reap(struct run_job *job);
 void run_output_drain(struct run_linebuf *lb);
 /* Passes on what is buffered and stops listening. */
 void run_output_close(struct run_linebuf *lb);
+/* Reads what a PE's pipe already holds, without waiting (a bounded amount), so that a
+ * message about the PE comes after the lines it printed before it ended. */
+void run_output_catch_up(struct run_linebuf *lb);
+/* gshmemrun's own message while the job runs: queued on stderr behind the PE output
+ * already queued there, so it reads in order with it, never lands inside a long write
+ * of theirs, and never holds up the event loop when the reader stops. */
+void run_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 while so much output for fd (stdout or stderr) waits for its reader that the PEs'
  * pipes for it should not be read. */
 int run_output_backlogged(int fd);

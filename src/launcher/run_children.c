@@ -154,23 +154,30 @@ void run_terminate(struct run_job *job)
     job->kill_at = gshmemi_wire_now_ms() + (int64_t)(job->opts.grace * 1000.0);
 }
 
+/* Passes on what PE rank printed before the message about it that follows. */
+static void run_catch_up(struct run_job *job, int rank)
+{
+    run_output_catch_up(&job->pes[rank].out);
+    run_output_catch_up(&job->pes[rank].err);
+}
+
 /* The first failure: said once, its status becomes the job's, and the job ends. */
 static void run_fail(struct run_job *job, int rank, pid_t pid, int status)
 {
+    run_catch_up(job, rank);
     if (WIFEXITED(status)) {
-        fprintf(stderr, "gshmemrun: PE %d (pid %ld) exited with status %d\n", rank, (long)pid, WEXITSTATUS(status));
+        run_say("gshmemrun: PE %d (pid %ld) exited with status %d\n", rank, (long)pid, WEXITSTATUS(status));
         job->exit_code = WEXITSTATUS(status);
     } else if (WIFSTOPPED(status)) {
         int sig = WSTOPSIG(status);
         const char *abbrev = sigabbrev_np(sig);
-        fprintf(stderr, "gshmemrun: PE %d (pid %ld) stopped by signal SIG%s%s\n", rank, (long)pid,
+        run_say("gshmemrun: PE %d (pid %ld) stopped by signal SIG%s%s\n", rank, (long)pid,
                 abbrev ? abbrev : "?",
                 sig == SIGTTIN || sig == SIGTTOU ? " (it used the terminal from a background process group)" : "");
         job->exit_code = 128 + sig;
     } else {
         int sig = WTERMSIG(status);
-        fprintf(stderr, "gshmemrun: PE %d (pid %ld) was killed by signal %d (%s)\n", rank, (long)pid, sig,
-                strsignal(sig));
+        run_say("gshmemrun: PE %d (pid %ld) was killed by signal %d (%s)\n", rank, (long)pid, sig, strsignal(sig));
         job->exit_code = 128 + sig;
     }
     job->failed = 1;
@@ -204,7 +211,8 @@ void run_reap(struct run_job *job)
             run_fail(job, rank, pid, status);
         } else if (job->opts.verbose) {
             int exited = WIFEXITED(status);
-            fprintf(stderr, "gshmemrun: PE %d (pid %ld) ended (%s %d)\n", rank, (long)pid, exited ? "status" : "signal",
+            run_catch_up(job, rank);
+            run_say("gshmemrun: PE %d (pid %ld) ended (%s %d)\n", rank, (long)pid, exited ? "status" : "signal",
                     exited ? WEXITSTATUS(status) : WTERMSIG(status));
         }
     }

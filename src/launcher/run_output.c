@@ -1,8 +1,10 @@
 /* PE output to gshmemrun's stdout/stderr, and gshmemrun's terminal stdin to PE 0. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +213,32 @@ void run_output_drain(struct run_linebuf *lb)
         close(lb->fd);
         lb->fd = -1;
     }
+}
+
+void run_output_catch_up(struct run_linebuf *lb)
+{
+    /* At most 16 reads of a pipe buffer each: a descendant of the PE that keeps the
+     * pipe open and keeps writing must not hold the loop here. */
+    for (int i = 0; i < 16 && lb->fd >= 0 && !run_output_backlogged(lb->out_fd); i++) {
+        struct pollfd p = {.fd = lb->fd, .events = POLLIN};
+        if (poll(&p, 1, 0) != 1) return;
+        run_output_drain(lb);
+    }
+}
+
+void run_say(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= sizeof(line)) { /* cut short: still one whole line */
+        n = (int)sizeof(line) - 1;
+        line[n - 1] = '\n';
+    }
+    run_write_all(STDERR_FILENO, line, (size_t)n);
 }
 
 void run_output_close(struct run_linebuf *lb)

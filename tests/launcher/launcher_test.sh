@@ -241,6 +241,22 @@ tty_tostop)
     done
     expect_faster 8000
     ;;
+exit_message_order)
+    # PE 1 prints its last words and fails at once. With the output relayed, its lines
+    # reach gshmemrun's stderr through the event loop, which once reaped the PE and said
+    # so before it had read them: the failure line must come after the PE's last line,
+    # and the other PEs' lines must be whole.
+    for try in 1 2 3 4 5; do
+        run -n 3 --tag-output sh -c 'if [ "$GSHMEM_RANK" = 1 ]; then i=0; while [ $i -lt 200 ]; do
+            echo "PE 1 line $i" >&2; i=$((i + 1)); done; echo "last words of PE 1" >&2; exit 3; fi; sleep 5'
+        expect_rc 3
+        last=$(grep -n '^\[1\] last words of PE 1$' "$ERR" | cut -d: -f1)
+        said=$(grep -nE '^gshmemrun: PE 1 \(pid [0-9]+\) exited with status 3$' "$ERR" | cut -d: -f1)
+        [ -n "$last" ] && [ -n "$said" ] || fail "try $try: no last words or no failure line"
+        [ "$said" -gt "$last" ] || fail "try $try: the failure line (line $said) came before PE 1's last line (line $last)"
+        expect_count "$ERR" '^\[1\] PE 1 line [0-9]+$' 200
+    done
+    ;;
 exit_before_join)
     # PE 1 exits 0 without ever joining: the others must not wait out GSHMEM_TIMEOUT.
     run -n 3 -x GSHMEM_TIMEOUT=30 "$PE" exit_early 1
