@@ -6,7 +6,7 @@
 # usage: tests/gpu/run.sh [--sanitize] BUILD_DIR [TEST ...]
 #   TEST ...     names under BUILD_DIR/bin/gpu (default: every gpu_* there); with
 #                gpu_smoke among them, also a job whose PE 1 has a host heap, which
-#                init must refuse; with gpu_wait, also four jobs whose device wait
+#                init must refuse; with gpu_wait, also five jobs whose device wait
 #                nobody satisfies (expect_timeout), which must end after GSHMEM_TIMEOUT
 #   --sanitize   instead: 2 PEs on one GPU, each PE under compute-sanitizer, once with
 #                --tool memcheck and once with --tool racecheck, over a few small tests
